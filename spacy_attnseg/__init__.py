@@ -1,0 +1,18 @@
+"""Sentence boundaries, semantic segments and head analysis from a spaCy transformer's
+own attention (Halevi et al. 2026, "Self-attention vector output similarities reveal how
+machines pay attention")."""
+
+from .capture import AttentionCapture, CaptureRequest
+from .models import embedded_model_path, load_pipeline
+from .pipeline import AttnSegmenter, make_attn_segmenter
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttentionCapture",
+    "AttnSegmenter",
+    "CaptureRequest",
+    "embedded_model_path",
+    "load_pipeline",
+    "make_attn_segmenter",
+]

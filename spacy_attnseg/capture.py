@@ -1,0 +1,309 @@
+"""Capture what the components need from the transformer's own forward pass.
+
+``AttentionCapture`` is attached once to a spacy-transformers ``TransformerModel``. It
+wraps that model's forward function so that, before every pass, PyTorch hooks sit on the
+Hugging Face module that will run (the module is rebuilt by ``from_bytes``/``from_disk``,
+which drops hooks). The hooks compute, on the model's own device:
+
+* the column sums of chosen heads' attention probabilities (queries restricted to real,
+  non-special wordpieces; special and padding columns zeroed), from the query and key
+  projections the model computes anyway, so the model keeps its fast attention kernel;
+* the concatenated head outputs ``softmax(QK^T/sqrt(d))V`` of chosen layers (the input of
+  the attention output projection).
+
+A forward hook on the model adds them to the returned ``ModelOutput``, so that
+``FullTransformerBatch.split_by_doc`` slices them per Doc into ``doc._.trf_data``:
+
+* ``attnseg_colsums``: ``(n_windows, n_heads_captured, L)`` float32;
+* ``attnseg_colsum_heads``: ``(n_windows, n_heads_captured, 2)`` int32, the (layer, head)
+  of each row;
+* ``attnseg_context``: a tuple with one ``(n_windows, L, hidden)`` array per captured layer;
+* ``attnseg_context_layers``: ``(n_windows, n_layers_captured)`` int32.
+
+Several components may request captures from the same transformer; the hooks compute
+the union of their requests.
+"""
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+import torch
+from thinc.api import Model
+
+from .errors import Errors
+from .families import get_family, n_layers_heads, supported_model_types
+
+COLSUMS = "attnseg_colsums"
+COLSUM_HEADS = "attnseg_colsum_heads"
+CONTEXT = "attnseg_context"
+CONTEXT_LAYERS = "attnseg_context_layers"
+OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS)
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    """What one component needs from the pass, before the model's size is known.
+
+    ``colsum_layers``: layers whose heads' column sums it reads (``None``: all layers);
+    ``colsum_heads``: which heads of those layers (empty: all heads);
+    ``context_layers``: layers whose head outputs it reads (``None``: all layers).
+    Negative layers count from the end, as in Python.
+    """
+
+    colsum_layers: Optional[Tuple[int, ...]] = ()
+    colsum_heads: Tuple[int, ...] = ()
+    context_layers: Optional[Tuple[int, ...]] = ()
+
+    def resolve(self, n_layers: int, n_heads: int) -> "Resolved":
+        """The (layer, head) pairs and context layers, checked against the model."""
+        layers = range(n_layers) if self.colsum_layers is None else self.colsum_layers
+        heads = self.colsum_heads or tuple(range(n_heads))
+        pairs = check_layers_heads([(l_, h) for l_ in layers for h in heads], n_layers, n_heads)
+        context = range(n_layers) if self.context_layers is None else self.context_layers
+        context_pairs = check_layers_heads([(l_, 0) for l_ in context], n_layers, n_heads)
+        return Resolved(frozenset(pairs), frozenset(layer for layer, _ in context_pairs))
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A request resolved against a model: (layer, head) pairs and context layers."""
+
+    colsum_heads: FrozenSet[Tuple[int, int]] = frozenset()
+    context_layers: FrozenSet[int] = frozenset()
+
+    def __or__(self, other: "Resolved") -> "Resolved":
+        return Resolved(
+            self.colsum_heads | other.colsum_heads, self.context_layers | other.context_layers
+        )
+
+
+def keep_mask(input_ids: Any, attention_mask: Any, special_ids: Any) -> Any:
+    """True for real wordpieces that are not special tokens; works for torch and xp."""
+    if isinstance(input_ids, torch.Tensor):
+        special = torch.isin(input_ids, special_ids)
+        return (attention_mask > 0) & ~special
+    xp = _array_module(input_ids)
+    special = xp.isin(input_ids, xp.asarray(special_ids))
+    return (attention_mask > 0) & ~special
+
+
+def column_sums(probs: Any, keep: Any) -> Any:
+    """Column sums of attention maps ``probs`` (..., L, L) over the kept query rows, with
+    columns that are not kept zeroed. ``keep`` is (batch, L) and broadcasts over heads."""
+    keep_f = (
+        keep.astype(probs.dtype) if not isinstance(probs, torch.Tensor) else keep.to(probs.dtype)
+    )
+    sums = (probs * keep_f[:, None, :, None]).sum(axis=2)
+    return sums * keep_f[:, None, :]
+
+
+def _array_module(array: Any) -> Any:
+    from thinc.api import get_array_module
+
+    return get_array_module(array)
+
+
+@dataclass
+class _PassState:
+    """What the hooks collect during one forward pass."""
+
+    attention_mask: Optional[torch.Tensor] = None
+    keep: Optional[torch.Tensor] = None
+    queries: Dict[int, torch.Tensor] = field(default_factory=dict)
+    keys: Dict[int, torch.Tensor] = field(default_factory=dict)
+    colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
+    context: Dict[int, torch.Tensor] = field(default_factory=dict)
+
+
+class AttentionCapture:
+    """Hooks on a Hugging Face encoder that compute the requested per-window numbers.
+
+    Use ``AttentionCapture.attach(transformer_model)`` to get the one instance of a
+    spacy-transformers ``TransformerModel``; components then call ``request``.
+    """
+
+    ATTR = "attnseg_capture"
+
+    def __init__(self) -> None:
+        self.requests: Dict[str, CaptureRequest] = {}
+        self._handles: List[Any] = []
+        self._installed_on: Optional[int] = None
+        self._installed_request: Optional[Resolved] = None
+        self._state = _PassState()
+        self._special_ids: Optional[torch.Tensor] = None
+        self._n_heads = 0
+        self._head_dim = 0
+        self.forward_calls = 0
+
+    # -- attaching to a spacy-transformers model --------------------------------------
+
+    @classmethod
+    def attach(cls, trf_model: Model) -> "AttentionCapture":
+        """Return the capture of ``trf_model``, wrapping its forward function once."""
+        capture = trf_model.attrs.get(cls.ATTR)
+        if isinstance(capture, AttentionCapture):
+            return capture
+        capture = cls()
+        trf_model.attrs[cls.ATTR] = capture
+        trf_model._func = _CapturingForward(trf_model._func, capture)
+        return capture
+
+    def request(self, consumer: str, request: CaptureRequest) -> None:
+        self.requests[consumer] = request
+
+    def withdraw(self, consumer: str) -> None:
+        self.requests.pop(consumer, None)
+
+    def union(self, n_layers: int, n_heads: int) -> Resolved:
+        total = Resolved()
+        for request in self.requests.values():
+            total = total | request.resolve(n_layers, n_heads)
+        return total
+
+    # -- hooks ------------------------------------------------------------------------
+
+    def ensure_hooks(self, hf_model: Any, tokenizer: Any) -> None:
+        """Put the hooks for the current requests on ``hf_model`` unless already there."""
+        n_layers, n_heads = n_layers_heads(hf_model)
+        request = self.union(n_layers, n_heads)
+        if self._installed_on == id(hf_model) and self._installed_request == request:
+            return
+        self.remove_hooks()
+        self._n_heads = n_heads
+        self._head_dim = hf_model.config.hidden_size // n_heads
+        device = next(hf_model.parameters()).device
+        self._special_ids = torch.tensor(
+            sorted(set(tokenizer.all_special_ids)), dtype=torch.long, device=device
+        )
+        handles = [
+            hf_model.register_forward_pre_hook(self._begin_pass, with_kwargs=True),
+            hf_model.register_forward_hook(self._end_pass),
+        ]
+        colsum_layers = sorted({layer for layer, _ in request.colsum_heads})
+        if colsum_layers or request.context_layers:
+            family = get_family(hf_model)
+            if family is None:
+                raise ValueError(
+                    Errors.E003.format(
+                        arch=type(hf_model).__name__,
+                        model_type=getattr(hf_model.config, "model_type", "?"),
+                        supported=", ".join(supported_model_types()),
+                    )
+                )
+            modules = family.layers(hf_model)
+            for layer in colsum_layers:
+                handles.append(
+                    modules[layer].query.register_forward_hook(self._hook_qk(layer, is_key=False))
+                )
+                handles.append(
+                    modules[layer].key.register_forward_hook(self._hook_qk(layer, is_key=True))
+                )
+            for layer in sorted(request.context_layers):
+                handles.append(
+                    modules[layer].output.register_forward_pre_hook(self._hook_context(layer))
+                )
+        self._handles = handles
+        self._installed_on = id(hf_model)
+        self._installed_request = request
+
+    def remove_hooks(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        self._installed_on = None
+        self._installed_request = None
+
+    def _begin_pass(self, module: Any, args: Tuple, kwargs: Dict[str, Any]) -> None:
+        input_ids = kwargs.get("input_ids", args[0] if args else None)
+        attention_mask = kwargs.get("attention_mask")
+        if attention_mask is None and input_ids is not None:
+            attention_mask = torch.ones_like(input_ids)
+        self.forward_calls += 1
+        self._state = _PassState(attention_mask=attention_mask)
+        if input_ids is not None and self._special_ids is not None:
+            self._state.keep = keep_mask(input_ids, attention_mask, self._special_ids)
+
+    def _hook_qk(self, layer: int, *, is_key: bool) -> Callable:
+        def hook(module: Any, args: Tuple, output: torch.Tensor) -> None:
+            state = self._state
+            (state.keys if is_key else state.queries)[layer] = output
+            if layer in state.queries and layer in state.keys:
+                state.colsums[layer] = self._layer_colsums(
+                    state.queries.pop(layer), state.keys.pop(layer), layer
+                )
+
+        return hook
+
+    def _hook_context(self, layer: int) -> Callable:
+        def hook(module: Any, args: Tuple) -> None:
+            self._state.context[layer] = args[0].detach()
+
+        return hook
+
+    def _layer_colsums(self, query: torch.Tensor, key: torch.Tensor, layer: int) -> torch.Tensor:
+        assert self._installed_request is not None
+        heads = sorted(h for (l_, h) in self._installed_request.colsum_heads if l_ == layer)
+        state = self._state
+        assert state.attention_mask is not None and state.keep is not None
+        batch, length, _ = query.shape
+        q = query.view(batch, length, self._n_heads, self._head_dim)[:, :, heads]
+        k = key.view(batch, length, self._n_heads, self._head_dim)[:, :, heads]
+        q = q.permute(0, 2, 1, 3).float()
+        k = k.permute(0, 2, 1, 3).float()
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self._head_dim)
+        pad = (state.attention_mask == 0)[:, None, None, :]
+        scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+        probs = torch.softmax(scores, dim=-1)
+        return column_sums(probs, state.keep)
+
+    def _end_pass(self, module: Any, args: Tuple, output: Any) -> None:
+        state = self._state
+        self._state = _PassState()
+        request = self._installed_request or Resolved()
+        heads = sorted(request.colsum_heads)
+        layers_needed = {layer for layer, _ in heads}
+        computed = layers_needed and layers_needed <= set(state.colsums)
+        if computed and getattr(output, "attentions", None) is None:
+            batch = next(iter(state.colsums.values())).shape[0]
+            per_layer = {
+                layer: sorted(h for (l_, h) in heads if l_ == layer) for layer in state.colsums
+            }
+            rows = [state.colsums[layer][:, per_layer[layer].index(h)] for layer, h in heads]
+            output[COLSUMS] = torch.stack(rows, dim=1)
+            index = torch.tensor(heads, dtype=torch.int32, device=output[COLSUMS].device)
+            output[COLSUM_HEADS] = index[None].expand(batch, -1, -1).contiguous()
+        if state.context:
+            layers = sorted(state.context)
+            tensors = tuple(state.context[layer] for layer in layers)
+            batch = tensors[0].shape[0]
+            output[CONTEXT] = tensors
+            index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
+            output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
+
+
+class _CapturingForward:
+    """The forward function of a spacy-transformers model with the hooks ensured."""
+
+    def __init__(self, forward: Callable, capture: AttentionCapture) -> None:
+        self.forward = forward
+        self.capture = capture
+
+    def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
+        if model.attrs.get("has_transformer") and self.capture.requests:
+            self.capture.ensure_hooks(model.transformer, model.tokenizer)
+        return self.forward(model, docs, is_train)
+
+
+def check_layers_heads(
+    heads: Sequence[Tuple[int, int]], n_layers: int, n_heads: int
+) -> List[Tuple[int, int]]:
+    """Resolve negative layer indices and check that every (layer, head) exists."""
+    resolved = []
+    for layer, head in heads:
+        if not -n_layers <= layer < n_layers:
+            raise ValueError(Errors.E004.format(layer=layer, n_layers=n_layers, last=n_layers - 1))
+        if not 0 <= head < n_heads:
+            raise ValueError(Errors.E005.format(head=head, n_heads=n_heads, last=n_heads - 1))
+        resolved.append((layer % n_layers, head))
+    return resolved

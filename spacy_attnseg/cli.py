@@ -1,0 +1,143 @@
+"""Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Iterator, List, Optional, TextIO, cast
+
+import typer
+
+app = typer.Typer(
+    name="spacy_attnseg",
+    help="Sentence boundaries and head analysis from a transformer's own attention.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+MODEL_HELP = "A saved pipeline directory or a config (.cfg). Default: the embedded MiniLM."
+
+
+def _open_input(path: str) -> TextIO:
+    if path == "-":
+        return sys.stdin
+    file = Path(path)
+    if not file.exists():
+        raise typer.BadParameter(f"input file {path} does not exist")
+    return file.open(encoding="utf8")
+
+
+def _read_jsonl(handle: TextIO) -> Iterator[str]:
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise typer.BadParameter(f"line {number} is not JSON: {e}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise typer.BadParameter(f'line {number} has no string field "text"')
+        yield record["text"]
+
+
+@app.command("segment")
+def segment_cli(
+    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    format: str = typer.Option(
+        "text", "--format", "-f", help="text: one sentence a line; jsonl: JSON lines."
+    ),
+    batch_size: int = typer.Option(16, "--batch-size", help="Documents per batch."),
+) -> None:
+    """Split text into sentences with attn_segmenter.
+
+    With --format text the whole input is one document and each sentence is printed on
+    its own line. With --format jsonl each input line is a JSON object with a "text"
+    field; each output line is {"text", "sents": [{"start", "end", "score"}]} with
+    character offsets into that text.
+    """
+    from .models import load_pipeline
+    from .separators import sentence_scores
+
+    if format not in ("text", "jsonl"):
+        raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+    nlp = load_pipeline(model)
+    with _open_input(input) as handle:
+        if format == "text":
+            doc = nlp(handle.read())
+            for sent in doc.sents:
+                text = " ".join(sent.text.split())
+                if text:
+                    typer.echo(text)
+            return
+        texts = _read_jsonl(handle)
+        for doc in nlp.pipe(texts, batch_size=batch_size):
+            scores = sentence_scores(doc, doc._.separator_scores or [0.0] * len(doc))
+            sents = (
+                [
+                    {
+                        "start": sent.start_char,
+                        "end": sent.end_char,
+                        "score": round(score, 4),
+                    }
+                    for sent, score in zip(doc.sents, scores, strict=True)
+                ]
+                if len(doc)
+                else []
+            )
+            typer.echo(json.dumps({"text": doc.text, "sents": sents}, ensure_ascii=False))
+
+
+@app.command("calibrate")
+def calibrate_cli(
+    data: Path = typer.Argument(..., help="A .conllu file or a .spacy file with gold sentences."),
+    output_dir: Path = typer.Argument(
+        ..., help="Where to write calibration.{json,md}, head_f1.png."
+    ),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    save_pipeline: Optional[Path] = typer.Option(
+        None, "--save", help="Also save the calibrated pipeline to this directory."
+    ),
+    max_heads: int = typer.Option(4, "--max-heads", help="Most heads summed in one layer."),
+    candidates: Optional[str] = typer.Option(
+        None, "--candidates", help="Override the component's candidates: any or punct."
+    ),
+) -> None:
+    """Choose attn_segmenter's layer, heads and threshold by boundary F1 on gold data,
+    and report every head's F1 (table and heatmap)."""
+    from .calibration import calibrate_segmenter
+    from .models import load_pipeline
+    from .pipeline import AttnSegmenter
+
+    overrides = {}
+    if candidates is not None:
+        overrides["components.attn_segmenter.candidates"] = candidates
+    nlp = load_pipeline(model, overrides=overrides)
+    examples = _read_examples(nlp, data)
+    segmenter = cast(AttnSegmenter, nlp.get_pipe("attn_segmenter"))
+    result = calibrate_segmenter(segmenter, examples, max_heads=max_heads)
+    result.write(output_dir)
+    typer.echo(result.markdown())
+    if save_pipeline is not None:
+        segmenter.cfg.update(result.best_config())
+        segmenter.cfg["preset"] = ""
+        nlp.config["components"]["attn_segmenter"].update(result.best_config())
+        nlp.to_disk(save_pipeline)
+        typer.echo(f"Saved the calibrated pipeline to {save_pipeline}")
+
+
+def _read_examples(nlp: object, data: Path) -> List:
+    from spacy.tokens import DocBin
+    from spacy.training import Example
+
+    from .evaluation import read_conllu_documents, to_spacy_examples
+
+    if data.suffix == ".conllu":
+        return to_spacy_examples(nlp, read_conllu_documents(data))  # type: ignore[arg-type]
+    if data.suffix == ".spacy":
+        docs = DocBin().from_disk(data).get_docs(nlp.vocab)  # type: ignore[attr-defined]
+        return [Example(nlp.make_doc(doc.text), doc) for doc in docs]  # type: ignore[attr-defined]
+    raise typer.BadParameter("data must be a .conllu or .spacy file")
+
+
+def main() -> None:
+    app()

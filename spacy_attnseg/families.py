@@ -1,0 +1,87 @@
+"""The one place that knows the module names of supported transformer families.
+
+Capture hooks need three things of every attention layer: the Linear module that
+computes the queries, the one that computes the keys, and the module whose input is the
+concatenation of the heads' outputs (before the output projection). Families whose
+attention score is the plain scaled dot product ``QK^T / sqrt(d)`` are listed here.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Callable, List
+
+import torch
+
+
+@dataclass(frozen=True)
+class AttentionModules:
+    """The modules of one attention layer that capture hooks attach to."""
+
+    query: torch.nn.Module
+    key: torch.nn.Module
+    output: torch.nn.Module
+
+
+@dataclass(frozen=True)
+class Family:
+    """How to find the attention layers of one architecture family."""
+
+    name: str
+    layers: Callable[[Any], List[AttentionModules]]
+
+
+def _bert_like(model: Any) -> List[AttentionModules]:
+    return [
+        AttentionModules(
+            query=layer.attention.self.query,
+            key=layer.attention.self.key,
+            output=layer.attention.output.dense,
+        )
+        for layer in model.encoder.layer
+    ]
+
+
+def _distilbert(model: Any) -> List[AttentionModules]:
+    return [
+        AttentionModules(
+            query=layer.attention.q_lin,
+            key=layer.attention.k_lin,
+            output=layer.attention.out_lin,
+        )
+        for layer in model.transformer.layer
+    ]
+
+
+FAMILIES = {
+    "bert": Family("bert", _bert_like),
+    "roberta": Family("roberta", _bert_like),
+    "xlm-roberta": Family("xlm-roberta", _bert_like),
+    "camembert": Family("camembert", _bert_like),
+    "electra": Family("electra", _bert_like),
+    "distilbert": Family("distilbert", _distilbert),
+}
+
+
+def supported_model_types() -> List[str]:
+    return sorted(FAMILIES)
+
+
+def get_family(model: Any) -> Family | None:
+    """Return the family of a Hugging Face model, or None if hooks cannot capture it.
+
+    Models with relative position terms in the attention score are not supported:
+    their attention is not ``softmax(QK^T / sqrt(d))``.
+    """
+    config = model.config
+    family = FAMILIES.get(getattr(config, "model_type", ""))
+    if family is None:
+        return None
+    if getattr(config, "position_embedding_type", "absolute") != "absolute":
+        return None
+    return family
+
+
+def n_layers_heads(model: Any) -> tuple[int, int]:
+    config = model.config
+    n_layers = getattr(config, "num_hidden_layers", None) or config.n_layers
+    n_heads = getattr(config, "num_attention_heads", None) or config.n_heads
+    return int(n_layers), int(n_heads)

@@ -1,0 +1,98 @@
+"""Column scores -> separator tokens -> sentence starts (the paper's section 2).
+
+Per window, the attention maps of the chosen heads are summed, their columns summed over
+the real query rows, and the column sums normalised by the window's maximum. A token whose
+normalised score reaches the threshold (and that may be a separator) ends a sentence.
+"""
+
+from typing import Any, List, Sequence, Union
+
+import numpy
+from spacy.tokens import Doc
+
+from .errors import Errors
+
+# Sentence-final punctuation: tokens that continue a separator run instead of starting
+# the next sentence.
+SENTENCE_FINAL = frozenset([".", "!", "?", "...", "…", "‼", "‽", "⁇", "⁈", "⁉", "。", "！", "？"])
+ANY = "any"
+PUNCT = "punct"
+
+
+def normalised_window_scores(colsums: Any) -> Any:
+    """Sum the heads' column sums ``(n_windows, n_heads, L)`` and divide every window by
+    its maximum; a window without attention mass scores 0 everywhere."""
+    summed = colsums.sum(axis=1)
+    top = summed.max(axis=1, keepdims=True)
+    xp_top = top + (top <= 0)
+    return summed / xp_top * (top > 0)
+
+
+def validate_candidates(candidates: Union[str, Sequence[str]]) -> Union[str, List[str]]:
+    if isinstance(candidates, str):
+        if candidates not in (ANY, PUNCT):
+            raise ValueError(Errors.E008.format(value=candidates))
+        return candidates
+    if not candidates or not all(isinstance(text, str) for text in candidates):
+        raise ValueError(Errors.E008.format(value=candidates))
+    return list(candidates)
+
+
+def candidate_mask(doc: Doc, candidates: Union[str, Sequence[str]]) -> numpy.ndarray:
+    """Which tokens may be separators: any non-space token, punctuation only, or tokens
+    whose text is in a given list."""
+    if candidates == ANY:
+        return numpy.array([not token.is_space for token in doc], dtype=bool)
+    if candidates == PUNCT:
+        return numpy.array([token.is_punct for token in doc], dtype=bool)
+    allowed = set(candidates)
+    return numpy.array([token.text in allowed for token in doc], dtype=bool)
+
+
+def _continues_separator(token: Any) -> bool:
+    """Tokens after a separator that stay in the ending sentence: more sentence-final
+    punctuation, closing quotes and brackets, whitespace."""
+    return (
+        token.text in SENTENCE_FINAL
+        or token.is_space
+        or (token.is_right_punct and not token.is_left_punct)
+        or token.is_quote
+    )
+
+
+def next_starts(doc: Doc) -> numpy.ndarray:
+    """For every token, the token that starts the next sentence if it is a separator
+    (``len(doc)`` if the separator ends the document)."""
+    n = len(doc)
+    out = numpy.full(n, n, dtype="int64")
+    following = n
+    for i in range(n - 1, -1, -1):
+        out[i] = following
+        if not _continues_separator(doc[i]):
+            following = i
+    return out
+
+
+def sentence_starts(doc: Doc, separators: numpy.ndarray) -> numpy.ndarray:
+    """Boolean sentence starts: the first token, and the token after each separator run."""
+    starts = numpy.zeros(len(doc), dtype=bool)
+    if len(doc) == 0:
+        return starts
+    starts[0] = True
+    following = next_starts(doc)[separators]
+    starts[following[following < len(doc)]] = True
+    return starts
+
+
+def sentence_scores(doc: Doc, token_scores: Sequence[float]) -> List[float]:
+    """A score per sentence of ``doc.sents``: the highest separator score among the
+    tokens that end it (its last token and the run of punctuation before it)."""
+    values = numpy.asarray(token_scores, dtype="float32")
+    scores = []
+    for sent in doc.sents:
+        end = sent.end
+        start = end - 1
+        while start > sent.start and _continues_separator(doc[start]):
+            start -= 1
+        scores.append(float(values[start:end].max()) if end > start else 0.0)
+    return scores

@@ -1,0 +1,84 @@
+"""Wordpieces of overlapping transformer windows <-> spaCy tokens.
+
+``trf_data.align`` maps every spaCy token to rows of the flattened wordpiece grid
+(``window * L + position``, ``L`` the padded width of the transformer batch). A token may
+span several wordpieces of a window and, where windows overlap, appear in several windows.
+"""
+
+from typing import Any, Tuple, cast
+
+import numpy
+from thinc.api import CupyOps, NumpyOps, Ops, get_array_module
+from thinc.types import Ints1d, Ragged
+
+
+def ops_for(array: Any) -> Ops:
+    """The thinc ops for the device that holds ``array``."""
+    return NumpyOps() if get_array_module(array) is numpy else CupyOps()
+
+
+def window_length(trf_data: Any) -> int:
+    """The padded width ``L`` of the windows in ``trf_data``."""
+    return int(trf_data.wordpieces.input_ids.shape[1])
+
+
+def _segments(align: Ragged, length: int) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Sort the alignment by (token, row) and cut it into (token, window) segments.
+
+    Returns the sorted wordpiece rows, the length of each (token, window) segment and the
+    token of each segment.
+    """
+    rows = numpy.asarray(align.dataXd, dtype="int64")
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    order = numpy.lexsort((rows, tokens))
+    rows, tokens = rows[order], tokens[order]
+    windows = rows // length
+    if len(rows) == 0:
+        empty = numpy.zeros((0,), dtype="int64")
+        return rows, empty, empty
+    new = numpy.ones(len(rows), dtype=bool)
+    new[1:] = (tokens[1:] != tokens[:-1]) | (windows[1:] != windows[:-1])
+    starts = numpy.flatnonzero(new)
+    seg_lengths = numpy.diff(numpy.append(starts, len(rows)))
+    return rows, seg_lengths, tokens[starts]
+
+
+def token_values(values: Any, align: Ragged, n_tokens: int) -> numpy.ndarray:
+    """Per-token values from per-wordpiece values ``(n_windows, L, C)``.
+
+    Within a window a token takes the maximum over its wordpieces; a token seen in several
+    overlapping windows takes the mean over those windows, so no window counts twice.
+    Tokens without wordpieces (whitespace) get 0. Runs on the device of ``values``; only
+    the ``(n_tokens, C)`` result is copied to the CPU.
+    """
+    n_windows, length, width = values.shape
+    out = numpy.zeros((n_tokens, width), dtype="float32")
+    rows, seg_lengths, seg_tokens = _segments(align, length)
+    if len(rows) == 0:
+        return out
+    ops = ops_for(values)
+    flat = values.reshape((n_windows * length, width))
+    gathered = flat[ops.xp.asarray(rows)]
+    per_window, _ = ops.reduce_max(ops.asarray2f(gathered), _lengths(ops, seg_lengths))
+    tokens_with_values, n_windows_per_token = numpy.unique(seg_tokens, return_counts=True)
+    per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
+    out[tokens_with_values] = ops.to_numpy(per_token)
+    return out
+
+
+def _lengths(ops: Ops, lengths: numpy.ndarray) -> Ints1d:
+    return cast(Ints1d, ops.xp.asarray(lengths, dtype="int32"))
+
+
+def wordpiece_tokens(align: Ragged, n_windows: int, length: int) -> numpy.ndarray:
+    """The spaCy token of every wordpiece, ``(n_windows, L)``, -1 where none.
+
+    A wordpiece shared by several tokens is given to the first of them.
+    """
+    out = numpy.full(n_windows * length, -1, dtype="int64")
+    rows = numpy.asarray(align.dataXd, dtype="int64")
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    out[rows[::-1]] = tokens[::-1]
+    return out.reshape((n_windows, length))
