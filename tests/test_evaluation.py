@@ -1,0 +1,275 @@
+"""Tests for the sentence-boundary evaluation protocol and baseline splitters."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+import spacy
+
+from spacy_attnseg.evaluation import (
+    SPLITTERS,
+    BoundaryScores,
+    GoldDocument,
+    SplitFn,
+    SplitterUnavailable,
+    available_splitters,
+    boundary_positions,
+    doc_sentence_starts,
+    evaluate_splitter,
+    load_splitter,
+    read_conllu_documents,
+    score_boundaries,
+    strip_final_punctuation,
+    to_spacy_examples,
+    write_table,
+)
+
+EWT_TEST = Path(__file__).resolve().parents[1] / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
+
+
+def _token_rows(words: List[str], no_space_after: List[int]) -> str:
+    rows = []
+    for i, word in enumerate(words, start=1):
+        misc = "SpaceAfter=No" if i in no_space_after else "_"
+        rows.append(f"{i}\t{word}\t{word.lower()}\tX\tX\t_\t0\tdep\t_\t{misc}")
+    return "\n".join(rows)
+
+
+TINY_CONLLU = f"""# newdoc id = doc-a
+# sent_id = a-1
+# newpar id = a-p1
+# text = Hello world.
+{_token_rows(["Hello", "world", "."], [2])}
+
+# sent_id = a-2
+# text = "Is it raining?"
+{_token_rows(['"', "Is", "it", "raining", "?", '"'], [1, 4, 5])}
+
+# sent_id = a-3
+# text = no punctuation here
+{_token_rows(["no", "punctuation", "here"], [])}
+
+# newdoc id = doc-b
+# sent_id = b-1
+# text = Wow!!! (Really?)
+{_token_rows(["Wow", "!!!", "(", "Really", "?", ")"], [1, 3, 4, 5])}
+
+# sent_id = b-2
+# text = ?
+{_token_rows(["?"], [])}
+
+# sent_id = b-3
+{_token_rows(["Rebuilt", "from", "tokens", "."], [3])}
+
+"""
+
+
+@pytest.fixture()
+def tiny_path(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.conllu"
+    path.write_text(TINY_CONLLU, encoding="utf8")
+    return path
+
+
+def test_read_conllu_documents_raw(tiny_path: Path) -> None:
+    docs = read_conllu_documents(tiny_path)
+    assert len(docs) == 2
+    a, b = docs
+    assert a.text == 'Hello world. "Is it raining?" no punctuation here'
+    assert a.starts == [0, 13, 30]
+    assert [a.text[s : s + 5] for s in a.starts] == ["Hello", '"Is i', "no pu"]
+    # The third sentence has no "# text" and is rebuilt from FORM + SpaceAfter.
+    assert b.text == "Wow!!! (Really?) ? Rebuilt from tokens."
+    assert b.starts == [0, 17, 19]
+
+
+def test_read_conllu_documents_no_punct(tiny_path: Path) -> None:
+    a, b = read_conllu_documents(tiny_path, strip_final_punct=True)
+    assert a.text == 'hello world "is it raining" no punctuation here'
+    assert a.starts == [0, 12, 28]
+    # "?" becomes empty and is dropped; inner "!!!" stays, final "?" inside ")" goes.
+    assert b.text == "wow!!! (really) rebuilt from tokens"
+    assert b.starts == [0, 16]
+    for doc in (a, b):
+        assert not re.search(r"[.!?][\"')\]]*$", doc.text)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Hello world.", "Hello world"),
+        ("Really?!", "Really"),
+        ("And so on...", "And so on"),
+        ('He said "yes!"', 'He said "yes"'),
+        ("(What about it??)", "(What about it)"),
+        ("It ended.\u201d ", "It ended\u201d"),
+        ("Well they play :)", "Well they play :)"),
+        ("bacon! :)", "bacon! :)"),
+        ("Dr. Who is here", "Dr. Who is here"),
+        ("...", ""),
+    ],
+)
+def test_strip_final_punctuation(sentence: str, expected: str) -> None:
+    assert strip_final_punctuation(sentence) == expected
+
+
+def test_boundary_positions_whitespace_insensitive() -> None:
+    text = "One.  Two.\nThree."
+    # Offsets 4 and 5 are the spaces before "Two", 6 is "T": 4 non-ws chars before each.
+    assert boundary_positions(text, [4]) == {4}
+    assert boundary_positions(text, [5]) == {4}
+    assert boundary_positions(text, [6]) == {4}
+    assert boundary_positions(text, [0, 6, 11]) == {4, 8}
+    # The same boundaries in a differently spaced text get the same positions.
+    assert boundary_positions("One. Two. Three.", [0, 5, 10]) == {4, 8}
+
+
+def test_boundary_positions_first_and_end() -> None:
+    text = "  One. Two.  "
+    # Offsets 0..2 all map to position 0, which is not counted by default.
+    assert boundary_positions(text, [0, 1, 2, 7]) == {4}
+    assert boundary_positions(text, [0, 7], include_first=True) == {0, 4}
+    # A "start" after the last non-whitespace character is no boundary.
+    assert boundary_positions(text, [11, 13]) == set()
+    with pytest.raises(ValueError):
+        boundary_positions(text, [14])
+    with pytest.raises(ValueError):
+        boundary_positions(text, [-1])
+
+
+def test_score_boundaries_hand_computed() -> None:
+    docs = [
+        GoldDocument("Hi there. How are you? Fine.", [0, 10, 23]),
+        GoldDocument("One. Two.", [0, 5]),
+    ]
+    # Doc 1: gold positions {8, 18}; predicted 9 (the space) -> 8, 14 ("are") -> 11.
+    # Doc 2: gold {3}; nothing predicted.
+    scores = score_boundaries(docs, [[0, 9, 14], []])
+    assert (scores.tp, scores.n_pred, scores.n_gold) == (1, 2, 3)
+    assert scores.p == pytest.approx(0.5)
+    assert scores.r == pytest.approx(1 / 3)
+    assert scores.f == pytest.approx(0.4)
+    assert scores.to_dict() == {
+        "p": 50.0,
+        "r": 33.3,
+        "f": 40.0,
+        "tp": 1,
+        "n_pred": 2,
+        "n_gold": 3,
+        "docs_per_s": None,
+    }
+    perfect = score_boundaries(docs, [[0, 10, 23], [0, 5]])
+    assert (perfect.p, perfect.r, perfect.f) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError):
+        score_boundaries(docs, [[0]])
+
+
+def test_boundary_scores_empty_denominators() -> None:
+    scores = BoundaryScores.from_counts(0, 0, 0)
+    assert (scores.p, scores.r, scores.f) == (0.0, 0.0, 0.0)
+
+
+def test_doc_sentence_starts() -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    doc = nlp("First one. Second one! Third?")
+    assert doc_sentence_starts(doc) == [0, 11, 23]
+
+
+def test_to_spacy_examples_alignment() -> None:
+    nlp = spacy.blank("en")
+    text = "Hello world. This is it.  Next"
+    # 26 is "Next"; 12 is the space before "This" (first token at/after it is "This").
+    docs = [GoldDocument(text, [0, 12, 26]), GoldDocument("", [0])]
+    examples = to_spacy_examples(nlp, docs)
+    assert len(examples) == 2
+    eg = examples[0]
+    assert eg.predicted.text == text
+    assert [t.text for t in eg.predicted] == [t.text for t in eg.reference]
+    assert not eg.predicted.has_annotation("SENT_START")
+    flags = [(t.text, t.is_sent_start) for t in eg.reference]
+    assert flags == [
+        ("Hello", True),
+        ("world", False),
+        (".", False),
+        ("This", True),
+        ("is", False),
+        ("it", False),
+        (".", False),
+        (" ", False),
+        ("Next", True),
+    ]
+    assert doc_sentence_starts(eg.reference) == [0, 13, 26]
+    assert len(examples[1].reference) == 0
+
+
+def test_evaluate_splitter_with_custom_splitter() -> None:
+    docs = [
+        GoldDocument("Hi there. How are you? Fine.", [0, 10, 23]),
+        GoldDocument("One. Two.", [0, 5]),
+    ]
+
+    def split(text: str) -> List[int]:
+        return [0] + [m.end() for m in re.finditer(r"[.!?]\s+", text)]
+
+    scores = evaluate_splitter(split, docs)
+    assert (scores.tp, scores.n_pred, scores.n_gold) == (3, 3, 3)
+    assert scores.f == 1.0
+    assert scores.docs_per_s is not None and scores.docs_per_s > 0
+
+
+def test_unavailable_splitter_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    def factory() -> SplitFn:
+        import not_a_real_module_xyz  # noqa: F401
+
+        raise AssertionError("unreachable")
+
+    monkeypatch.setitem(SPLITTERS, "fake", factory)
+    with pytest.raises(SplitterUnavailable, match="not_a_real_module_xyz"):
+        load_splitter("fake")
+    status = available_splitters()
+    assert status["sentencizer"] is None
+    assert status["fake"] is not None and "not_a_real_module_xyz" in status["fake"]
+
+
+@pytest.mark.parametrize("name", sorted(SPLITTERS))
+def test_splitters_find_obvious_boundaries(name: str) -> None:
+    try:
+        split = load_splitter(name)
+    except SplitterUnavailable as error:
+        pytest.skip(str(error))
+    text = "The cat sat on the mat. Then it left the house. It never came back."
+    starts = split(text)
+    assert boundary_positions(text, starts) == boundary_positions(text, [0, 24, 48])
+
+
+def test_write_table(tmp_path: Path) -> None:
+    rows = [
+        {"system": "a", "variant": "raw", **BoundaryScores.from_counts(1, 2, 3).to_dict()},
+        {"system": "b", "variant": "raw", "unavailable": "b is not installed"},
+    ]
+    md, js = tmp_path / "out" / "t.md", tmp_path / "out" / "t.json"
+    write_table(rows, md, js, "Title")
+    data = json.loads(js.read_text(encoding="utf8"))
+    assert data == {"title": "Title", "rows": rows}
+    lines = md.read_text(encoding="utf8").splitlines()
+    assert lines[0] == "# Title"
+    assert lines[2] == "| system | P | R | F1 | docs/s | variant |"
+    assert lines[4] == "| a | 50.0 | 33.3 | 40.0 | \u2013 | raw |"
+    assert lines[5] == "| b | n/a | n/a | n/a | n/a | raw |"
+    assert "b is not installed" in lines[-1]
+
+
+def test_sentencizer_on_ewt_test_matches_reference() -> None:
+    docs = read_conllu_documents(EWT_TEST)
+    assert len(docs) == 316
+    assert sum(len(d.starts) for d in docs) == 2077
+    split = load_splitter("sentencizer")
+    scores = evaluate_splitter(split, docs)
+    assert abs(100 * scores.f - 78.7) <= 1.0
+    no_punct = read_conllu_documents(EWT_TEST, strip_final_punct=True)
+    assert evaluate_splitter(split, no_punct).f < 0.05
