@@ -1,0 +1,233 @@
+"""Tests for spacy_attnseg.similarity (context similarity, high-similarity pairs, mapping)."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from spacy_attnseg.pairs import HeadPairs
+from spacy_attnseg.similarity import (
+    WordpiecePairs,
+    context_similarity,
+    high_similarity_pairs,
+    map_pairs_to_tokens,
+)
+
+
+def _reference_pairs(context, wp_mask, n_heads, heads=None, threshold=0.3):
+    """Direct per-window, per-head loop over the paper's recipe (Sec. 3)."""
+    n_win, length, width = context.shape
+    d = width // n_heads
+    heads = range(n_heads) if heads is None else heads
+    rows = []
+    for h in heads:
+        for w in range(n_win):
+            H = context[w, :, h * d : (h + 1) * d].astype(numpy.float64)
+            S = H @ H.T
+            numpy.fill_diagonal(S, 0.0)
+            m = wp_mask[w]
+            S[~m, :] = 0.0
+            S[:, ~m] = 0.0
+            mx = S.max()
+            if mx <= 0:
+                continue
+            N = S / mx
+            for i in range(length):
+                for j in range(i + 1, length):
+                    if m[i] and m[j] and N[i, j] >= threshold:
+                        rows.append((h, w, i, j, N[i, j]))
+    return rows
+
+
+def _as_rows(p: WordpiecePairs):
+    return [
+        (int(h), int(w), int(i), int(j), float(s))
+        for h, w, i, j, s in zip(p.head, p.window, p.i, p.j, p.score, strict=True)
+    ]
+
+
+def test_context_similarity_matches_per_head_product():
+    rng = numpy.random.default_rng(0)
+    ctx = rng.normal(size=(2, 5, 3 * 4)).astype("float32")
+    sim = numpy.asarray(context_similarity(ctx, 3))
+    assert sim.shape == (2, 3, 5, 5)
+    for w in range(2):
+        for h in range(3):
+            H = ctx[w, :, h * 4 : (h + 1) * 4]
+            numpy.testing.assert_allclose(sim[w, h], H @ H.T, rtol=1e-5, atol=1e-5)
+    sub = numpy.asarray(context_similarity(ctx, 3, heads=[2, 0]))
+    numpy.testing.assert_allclose(sub[:, 0], sim[:, 2], rtol=1e-6)
+    numpy.testing.assert_allclose(sub[:, 1], sim[:, 0], rtol=1e-6)
+
+
+def test_context_similarity_validates():
+    ctx = numpy.zeros((1, 3, 10), dtype="float32")
+    with pytest.raises(ValueError):
+        context_similarity(ctx, 3)
+    with pytest.raises(ValueError):
+        context_similarity(ctx, 2, heads=[2])
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.1, 0.6])
+def test_high_similarity_pairs_matches_reference(threshold):
+    rng = numpy.random.default_rng(1)
+    n_win, length, n_heads, d = 3, 9, 4, 5
+    ctx = rng.normal(size=(n_win, length, n_heads * d)).astype("float32")
+    mask = numpy.ones((n_win, length), dtype=bool)
+    mask[:, 0] = False  # [CLS]
+    mask[0, 7:] = False  # padding
+    mask[2, 4] = False
+    got = high_similarity_pairs(ctx, mask, n_heads=n_heads, threshold=threshold)
+    ref = _reference_pairs(ctx, mask, n_heads, threshold=threshold)
+    assert len(got) == len(ref) > 0
+    got_rows = _as_rows(got)
+    for g, r in zip(got_rows, ref, strict=True):
+        assert g[:4] == r[:4]
+        assert g[4] == pytest.approx(r[4], rel=1e-4)
+    assert got.window.dtype == numpy.int32 and got.score.dtype == numpy.float32
+    assert numpy.all(got.i < got.j)
+    assert numpy.all(mask[got.window, got.i]) and numpy.all(mask[got.window, got.j])
+
+
+def test_high_similarity_pairs_head_subset_keeps_original_head_ids():
+    rng = numpy.random.default_rng(2)
+    ctx = rng.normal(size=(2, 6, 3 * 4)).astype("float32")
+    mask = numpy.ones((2, 6), dtype=bool)
+    got = high_similarity_pairs(ctx, mask, n_heads=3, heads=[2])
+    ref = _reference_pairs(ctx, mask, 3, heads=[2])
+    assert set(got.head.tolist()) == {2}
+    assert [r[:4] for r in _as_rows(got)] == [r[:4] for r in ref]
+
+
+def test_high_similarity_pairs_known_example():
+    # One head, d=2. Tokens 0 and 2 point the same way (similarity 4), token 1 is
+    # orthogonal with a small norm, token 3 is masked out and would dominate.
+    ctx = numpy.array([[[2.0, 0.0], [0.0, 0.5], [2.0, 0.0], [9.0, 0.0]]], dtype="float32")
+    mask = numpy.array([[True, True, True, False]])
+    got = high_similarity_pairs(ctx, mask, n_heads=1)
+    assert _as_rows(got) == [(0, 0, 0, 2, 1.0)]
+
+
+def test_high_similarity_pairs_nonpositive_max_gives_no_pairs():
+    # Window 0: all zeros. Window 1: only negative off-diagonal similarities.
+    ctx = numpy.zeros((2, 3, 2), dtype="float32")
+    ctx[1] = [[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0]]
+    mask = numpy.ones((2, 3), dtype=bool)
+    got = high_similarity_pairs(ctx, mask, n_heads=1, threshold=0.0)
+    assert len(got) == 0
+    assert not numpy.isnan(got.score).any()
+    # Fully masked windows and empty inputs.
+    assert len(high_similarity_pairs(ctx, numpy.zeros((2, 3), bool), n_heads=1)) == 0
+    empty = high_similarity_pairs(
+        numpy.zeros((0, 4, 2), "float32"), numpy.zeros((0, 4), bool), n_heads=1
+    )
+    assert len(empty) == 0
+
+
+def test_high_similarity_pairs_threshold_zero_never_returns_masked_or_diagonal():
+    rng = numpy.random.default_rng(3)
+    ctx = numpy.abs(rng.normal(size=(1, 5, 4))).astype("float32")
+    mask = numpy.array([[False, True, True, True, False]])
+    got = high_similarity_pairs(ctx, mask, n_heads=2, threshold=0.0)
+    pairs = {(int(h), int(i), int(j)) for h, i, j in zip(got.head, got.i, got.j, strict=True)}
+    assert pairs == {(h, i, j) for h in (0, 1) for i, j in [(1, 2), (1, 3), (2, 3)]}
+
+
+def test_high_similarity_pairs_float16_input():
+    rng = numpy.random.default_rng(4)
+    ctx = rng.normal(size=(1, 6, 8)).astype("float16")
+    mask = numpy.ones((1, 6), dtype=bool)
+    got = high_similarity_pairs(ctx, mask, n_heads=2)
+    ref = _reference_pairs(ctx.astype("float32"), mask, 2)
+    assert [r[:4] for r in _as_rows(got)] == [r[:4] for r in ref]
+
+
+def test_high_similarity_pairs_bad_mask_shape():
+    with pytest.raises(ValueError):
+        high_similarity_pairs(
+            numpy.zeros((1, 3, 2), "float32"), numpy.ones((1, 4), bool), n_heads=1
+        )
+
+
+def _wp(rows):
+    """rows: (window, head, i, j, score)."""
+    arr = numpy.array(rows, dtype=numpy.float64).reshape(-1, 5)
+    return WordpiecePairs(
+        window=arr[:, 0].astype(numpy.int32),
+        head=arr[:, 1].astype(numpy.int32),
+        i=arr[:, 2].astype(numpy.int32),
+        j=arr[:, 3].astype(numpy.int32),
+        score=arr[:, 4].astype(numpy.float32),
+    )
+
+
+def test_map_pairs_to_tokens_dedup_and_order():
+    # Two overlapping windows of width 6 (position 0 = [CLS], 5 = [SEP]).
+    # Window 0 covers tokens 0..2, token 1 has two wordpieces (positions 2, 3).
+    # Window 1 covers tokens 1..3 (token 1 again split over positions 1, 2).
+    wp2tok = numpy.array(
+        [
+            [-1, 0, 1, 1, 2, -1],
+            [-1, 1, 1, 2, 3, -1],
+        ]
+    )
+    wp = _wp(
+        [
+            (0, 0, 1, 2, 0.40),  # tok (0, 1)
+            (0, 0, 1, 3, 0.70),  # tok (0, 1) again, higher -> kept
+            (0, 0, 2, 3, 0.90),  # same token -> dropped
+            (0, 0, 0, 4, 0.95),  # unmapped [CLS] -> dropped
+            (0, 0, 3, 4, 0.50),  # tok (1, 2) window 0
+            (1, 0, 2, 3, 0.80),  # tok (1, 2) window 1, higher -> kept
+            (1, 0, 1, 3, 0.60),  # tok (1, 2) window 1, lower
+            (1, 1, 3, 4, 0.35),  # head 1: tok (2, 3)
+            (0, 1, 4, 1, 0.45),  # head 1: i > j in wordpieces -> tok (0, 2) ordered
+            (1, 1, 4, 5, 0.99),  # [SEP] -> dropped
+        ]
+    )
+    got = map_pairs_to_tokens(wp, wp2tok, layer=5)
+    expected = HeadPairs(
+        layer=[5, 5, 5, 5],
+        head=[0, 0, 1, 1],
+        i=[0, 1, 0, 2],
+        j=[1, 2, 2, 3],
+        score=numpy.array([0.70, 0.80, 0.45, 0.35], dtype=numpy.float32),
+    )
+    assert got == expected
+    assert got.layer.dtype == numpy.int32 and got.score.dtype == numpy.float32
+
+
+def test_map_pairs_to_tokens_empty_and_all_dropped():
+    wp2tok = numpy.array([[-1, 0, 0, -1]])
+    assert len(map_pairs_to_tokens(WordpiecePairs.empty(), wp2tok, layer=0)) == 0
+    got = map_pairs_to_tokens(_wp([(0, 0, 1, 2, 0.9), (0, 0, 0, 1, 0.9)]), wp2tok, layer=0)
+    assert got == HeadPairs.empty()
+    with pytest.raises(ValueError):
+        map_pairs_to_tokens(_wp([(1, 0, 1, 2, 0.9)]), wp2tok, layer=0)
+
+
+def test_end_to_end_with_reference_dedup():
+    """Pairs from random windows mapped to tokens equal a brute-force dict reduction."""
+    rng = numpy.random.default_rng(5)
+    n_win, length, n_heads, d = 2, 8, 3, 4
+    ctx = rng.normal(size=(n_win, length, n_heads * d)).astype("float32")
+    wp2tok = numpy.array(
+        [
+            [-1, 0, 0, 1, 2, 2, 3, -1],
+            [-1, 2, 2, 3, 4, 5, 5, -1],
+        ]
+    )
+    mask = wp2tok >= 0
+    wp = high_similarity_pairs(ctx, mask, n_heads=n_heads, threshold=0.2)
+    got = map_pairs_to_tokens(wp, wp2tok, layer=1)
+    best: dict = {}
+    for h, w, i, j, s in _reference_pairs(ctx, mask, n_heads, threshold=0.2):
+        a, b = sorted((int(wp2tok[w, i]), int(wp2tok[w, j])))
+        if a == b:
+            continue
+        best[(h, a, b)] = max(best.get((h, a, b), -1.0), s)
+    keys = sorted(best)
+    assert [
+        (int(h), int(i), int(j)) for h, i, j in zip(got.head, got.i, got.j, strict=True)
+    ] == keys
+    numpy.testing.assert_allclose(got.score, [best[k] for k in keys], rtol=1e-4)
