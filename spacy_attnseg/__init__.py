@@ -3,6 +3,7 @@ own attention (Halevi et al. 2026, "Self-attention vector output similarities re
 machines pay attention")."""
 
 from .capture import AttentionCapture, CaptureRequest
+from .head_analysis import AttnHeadPairs, make_attn_head_pairs
 from .models import embedded_model_path, load_pipeline
 from .pipeline import AttnSegmenter, make_attn_segmenter
 
@@ -10,9 +11,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AttentionCapture",
+    "AttnHeadPairs",
     "AttnSegmenter",
     "CaptureRequest",
     "embedded_model_path",
     "load_pipeline",
+    "make_attn_head_pairs",
     "make_attn_segmenter",
 ]

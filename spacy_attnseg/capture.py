@@ -25,6 +25,7 @@ the union of their requests.
 """
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -32,7 +33,7 @@ import torch
 from thinc.api import Model
 
 from .errors import Errors
-from .families import get_family, n_layers_heads, supported_model_types
+from .families import Family, get_family, n_layers_heads, supported_model_types
 
 COLSUMS = "attnseg_colsums"
 COLSUM_HEADS = "attnseg_colsum_heads"
@@ -180,17 +181,10 @@ class AttentionCapture:
             hf_model.register_forward_pre_hook(self._begin_pass, with_kwargs=True),
             hf_model.register_forward_hook(self._end_pass),
         ]
-        colsum_layers = sorted({layer for layer, _ in request.colsum_heads})
+        colsum_layers = hooked_colsum_layers(hf_model, request)
         if colsum_layers or request.context_layers:
-            family = get_family(hf_model)
-            if family is None:
-                raise ValueError(
-                    Errors.E003.format(
-                        arch=type(hf_model).__name__,
-                        model_type=getattr(hf_model.config, "model_type", "?"),
-                        supported=", ".join(supported_model_types()),
-                    )
-                )
+            family = check_capturable(hf_model, request)
+            assert family is not None
             modules = family.layers(hf_model)
             for layer in colsum_layers:
                 handles.append(
@@ -295,6 +289,31 @@ class _CapturingForward:
         return self.forward(model, docs, is_train)
 
 
+def hooked_colsum_layers(hf_model: Any, request: Resolved) -> List[int]:
+    """The layers whose column sums the hooks compute: none when the model returns its
+    attention maps (``output_attentions``), which the components then read instead."""
+    if getattr(hf_model.config, "output_attentions", False):
+        return []
+    return sorted({layer for layer, _ in request.colsum_heads})
+
+
+def check_capturable(hf_model: Any, request: Resolved) -> Optional[Family]:
+    """The family of ``hf_model`` when ``request`` needs hooks on its attention layers
+    (None when it needs none); raises E003 when the hooks cannot capture this model."""
+    if not hooked_colsum_layers(hf_model, request) and not request.context_layers:
+        return None
+    family = get_family(hf_model)
+    if family is None:
+        raise ValueError(
+            Errors.E003.format(
+                arch=type(hf_model).__name__,
+                model_type=getattr(hf_model.config, "model_type", "?"),
+                supported=", ".join(supported_model_types()),
+            )
+        )
+    return family
+
+
 def check_layers_heads(
     heads: Sequence[Tuple[int, int]], n_layers: int, n_heads: int
 ) -> List[Tuple[int, int]]:
@@ -307,3 +326,15 @@ def check_layers_heads(
             raise ValueError(Errors.E005.format(head=head, n_heads=n_heads, last=n_heads - 1))
         resolved.append((layer % n_layers, head))
     return resolved
+
+
+def release(model_output: Any, keys: Sequence[str]) -> None:
+    """Drop captured arrays from a Doc's ``ModelOutput`` once a component has used them.
+
+    ``ModelOutput`` forbids ``pop``/``del``; the entries this module added are removed from
+    the underlying dict and the instance attributes directly.
+    """
+    for key in keys:
+        if key in model_output:
+            OrderedDict.__delitem__(model_output, key)
+            model_output.__dict__.pop(key, None)

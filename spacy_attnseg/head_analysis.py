@@ -1,0 +1,303 @@
+"""The ``attn_head_pairs`` factory: high-similarity token pairs, anchors and segments.
+
+For every requested layer and head, the context similarity matrix ``H @ H.T`` of the
+head's output vectors (captured from the transformer's own pass) is thresholded as in
+the paper's section 3; the kept pairs go to ``doc._.head_pairs`` (and, as views,
+``span._.head_pairs``, ``doc._.head_anchors``, ``span._.head_anchors``). The paper's
+Fig. 5 semantic segments go to ``doc.spans[spans_key]``, their scores to
+``doc.spans[spans_key].attrs["scores"]``.
+"""
+
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+import numpy
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span
+from spacy.training import Example, validate_get_examples
+from spacy.util import minibatch
+from thinc.api import get_array_module, to_numpy
+
+from . import pairs as pairs_module
+from .capture import (
+    CONTEXT,
+    CONTEXT_LAYERS,
+    AttentionCapture,
+    CaptureRequest,
+    check_layers_heads,
+    keep_mask,
+    release,
+)
+from .errors import Errors
+from .families import n_layers_heads
+from .pairs import HeadPairs
+from .pipeline import _find_transformer
+from .segments import semantic_segments
+from .similarity import high_similarity_pairs, map_pairs_to_tokens
+from .windows import wordpiece_tokens
+
+
+@Language.factory(
+    "attn_head_pairs",
+    requires=["doc._.trf_data"],
+    assigns=["doc._.head_pairs", "doc.spans"],
+    default_config={
+        "transformer": "transformer",
+        "layers": [-1],
+        "heads": [],
+        "threshold": 0.3,
+        "include_special": False,
+        "spans_key": "attn_segments",
+        "merge_threshold": 0.75,
+    },
+)
+def make_attn_head_pairs(
+    nlp: Language,
+    name: str,
+    transformer: str,
+    layers: List[int],
+    heads: List[int],
+    threshold: float,
+    include_special: bool,
+    spans_key: str,
+    merge_threshold: float,
+) -> "AttnHeadPairs":
+    """High-similarity token pairs per head, anchor tokens, and semantic segments.
+
+    transformer (str): name of the upstream spacy-transformers component.
+    layers (List[int]): layers to analyse (negative counts from the end; empty: all).
+    heads (List[int]): heads of those layers (empty: all).
+    threshold (float): keep pairs whose max-normalised similarity reaches it (paper: 0.3).
+    include_special (bool): let [CLS]/[SEP]-like tokens take part in the normalisation.
+    spans_key (str): ``doc.spans`` key for the semantic segments ("" to skip them).
+    merge_threshold (float): merge consecutive blocks whose mutual similarity reaches
+        this fraction of their internal similarity (see ``segments.semantic_segments``).
+    """
+    return AttnHeadPairs(
+        nlp,
+        name,
+        transformer=transformer,
+        layers=layers,
+        heads=heads,
+        threshold=threshold,
+        include_special=include_special,
+        spans_key=spans_key,
+        merge_threshold=merge_threshold,
+    )
+
+
+class AttnHeadPairs(Pipe):
+    """Head analysis of the paper's sections 2-3 on every Doc."""
+
+    def __init__(
+        self,
+        nlp: Language,
+        name: str = "attn_head_pairs",
+        *,
+        transformer: str = "transformer",
+        layers: Sequence[int] = (-1,),
+        heads: Sequence[int] = (),
+        threshold: float = 0.3,
+        include_special: bool = False,
+        spans_key: str = "attn_segments",
+        merge_threshold: float = 0.75,
+    ) -> None:
+        pairs_module.install_extensions()
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(Errors.E010.format(value=threshold))
+        self.name = name
+        self.vocab = nlp.vocab
+        self.cfg: Dict[str, Any] = {
+            "transformer": transformer,
+            "layers": list(layers),
+            "heads": list(heads),
+            "threshold": float(threshold),
+            "include_special": include_special,
+            "spans_key": spans_key,
+            "merge_threshold": float(merge_threshold),
+        }
+        self._trf = _find_transformer(nlp, transformer, name)
+        self.install_capture()
+
+    def _request(self) -> CaptureRequest:
+        layers = tuple(self.cfg["layers"]) or None
+        return CaptureRequest(context_layers=layers)
+
+    def install_capture(self) -> None:
+        """Ask the transformer's capture hooks for the head outputs of the chosen layers."""
+        capture = AttentionCapture.attach(self._trf.model)
+        request = self._request()
+        capture.request(self.name, request)
+        model = self._trf.model
+        if model.attrs.get("has_transformer"):
+            n_layers, n_heads = n_layers_heads(model.transformer)
+            request.resolve(n_layers, n_heads)
+            check_layers_heads([(0, head) for head in self.cfg["heads"]], n_layers, n_heads)
+
+    def __call__(self, doc: Doc) -> Doc:
+        error_handler = self.get_error_handler()
+        try:
+            self.set_annotations([doc], self.predict([doc]))
+            return doc
+        except Exception as e:
+            error_handler(self.name, self, [doc], e)
+            return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        error_handler = self.get_error_handler()
+        for batch in minibatch(stream, size=batch_size):
+            docs = list(batch)
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as e:
+                error_handler(self.name, self, docs, e)
+
+    def predict(self, docs: Iterable[Doc]) -> List[Dict[str, Any]]:
+        """Per Doc: its ``HeadPairs`` and semantic segments; the captured head outputs
+        are released from ``doc._.trf_data`` once used."""
+        return [self._analyse(doc) for doc in docs]
+
+    def _analyse(self, doc: Doc) -> Dict[str, Any]:
+        empty: Dict[str, Any] = {"pairs": HeadPairs.empty(), "segments": []}
+        trf_data = getattr(doc._, "trf_data", None)
+        if len(doc) == 0:
+            return empty
+        if trf_data is None:
+            raise ValueError(
+                Errors.E001.format(
+                    name=self.cfg["transformer"], component=self.name, pipe_names="?"
+                )
+            )
+        output = trf_data.model_output
+        if trf_data.wordpieces.input_ids.size == 0 or len(trf_data.align.dataXd) == 0:
+            empty["segments"] = [(0, len(doc), 0.0)]
+            return empty
+        if CONTEXT not in output:
+            raise ValueError(Errors.E006.format(component=self.name))
+        model = self._trf.model
+        n_layers, n_heads = n_layers_heads(model.transformer)
+        contexts = output[CONTEXT]
+        captured = [int(layer) for layer in output[CONTEXT_LAYERS][0]]
+        release(output, (CONTEXT, CONTEXT_LAYERS))
+        wordpieces = trf_data.wordpieces
+        if self.cfg["include_special"]:
+            wp_mask = wordpieces.attention_mask > 0
+        else:
+            special = model.tokenizer.all_special_ids
+            wp_mask = keep_mask(wordpieces.input_ids, wordpieces.attention_mask, special)
+        n_win, length = wordpieces.input_ids.shape
+        wp2tok = wordpiece_tokens(trf_data.align, n_win, length)
+        wanted = self._request().resolve(n_layers, n_heads).context_layers
+        heads = self.cfg["heads"] or None
+        found: List[HeadPairs] = []
+        last = max(wanted)
+        segment_matrix = None
+        for layer, context in zip(captured, contexts, strict=True):
+            if layer not in wanted:
+                continue
+            xp = get_array_module(context)
+            mask = xp.asarray(wp_mask)
+            wp_pairs = high_similarity_pairs(
+                context, mask, n_heads=n_heads, heads=heads, threshold=self.cfg["threshold"]
+            )
+            found.append(map_pairs_to_tokens(wp_pairs, wp2tok, layer))
+            if layer == last and self.cfg["spans_key"]:
+                segment_matrix = token_similarity(context, mask, wp2tok, len(doc), n_heads, heads)
+        segments: List[tuple] = []
+        if segment_matrix is not None:
+            segments = semantic_segments(
+                sentence_ends(doc), segment_matrix, merge_threshold=self.cfg["merge_threshold"]
+            )
+        return {"pairs": HeadPairs.concat(found), "segments": segments}
+
+    def set_annotations(self, docs: Iterable[Doc], results: Sequence[Dict[str, Any]]) -> None:
+        pairs_module.install_extensions()
+        key = self.cfg["spans_key"]
+        for doc, result in zip(docs, results, strict=True):
+            doc._.head_pairs = result["pairs"]
+            if key:
+                spans = [Span(doc, start, end) for start, end, _ in result["segments"]]
+                doc.spans[key] = spans
+                doc.spans[key].attrs["scores"] = [
+                    round(float(s), 6) for _, _, s in result["segments"]
+                ]
+
+    def initialize(
+        self, get_examples: Any = None, *, nlp: Optional[Language] = None
+    ) -> None:
+        if get_examples is not None:
+            validate_get_examples(get_examples, "AttnHeadPairs.initialize")
+        if nlp is not None:
+            self._trf = _find_transformer(nlp, self.cfg["transformer"], self.name)
+        self.install_capture()
+
+    def update(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, float]:
+        return {}
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
+
+    def from_disk(
+        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
+    ) -> "AttnHeadPairs":
+        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
+        self.install_capture()
+        return self
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        return srsly.json_dumps(self.cfg).encode("utf8")
+
+    def from_bytes(
+        self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()
+    ) -> "AttnHeadPairs":
+        self.cfg.update(srsly.json_loads(bytes_data))
+        self.install_capture()
+        return self
+
+
+def sentence_ends(doc: Doc) -> numpy.ndarray:
+    """True for the last token of each sentence when the doc has sentence boundaries;
+    otherwise nothing is a separator and the doc is one block."""
+    ends = numpy.zeros(len(doc), dtype=bool)
+    if len(doc) and doc.has_annotation("SENT_START"):
+        for sent in doc.sents:
+            ends[sent.end - 1] = True
+    return ends
+
+
+def token_similarity(
+    context: Any,
+    wp_mask: Any,
+    wp2tok: numpy.ndarray,
+    n_tokens: int,
+    n_heads: int,
+    heads: Optional[Sequence[int]],
+) -> numpy.ndarray:
+    """Token x token similarity for the segments: per window, each head's context
+    similarity with the diagonal zeroed, masked and divided by its maximum, averaged over
+    the heads; wordpieces are mapped to tokens taking the maximum (over wordpieces and
+    overlapping windows). Tokens never in one window together stay at 0."""
+    xp = get_array_module(context)
+    n_win, length, width = context.shape
+    head_dim = width // n_heads
+    chosen = list(heads) if heads else list(range(n_heads))
+    split = context.reshape((n_win, length, n_heads, head_dim))[:, :, chosen]
+    split = split.transpose((0, 2, 1, 3)).astype("float32")
+    sims = split @ split.transpose((0, 1, 3, 2))
+    mask = wp_mask[:, None, :, None] & wp_mask[:, None, None, :]
+    sims = sims * mask * (1 - xp.eye(length, dtype="float32"))
+    top = sims.max(axis=(2, 3), keepdims=True)
+    sims = xp.where(top > 0, sims / xp.maximum(top, 1e-12), 0.0).mean(axis=1)
+    values = to_numpy(sims).astype("float32")
+    out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
+    windows, rows, cols = numpy.nonzero(
+        (wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0)
+    )
+    a, b = wp2tok[windows, rows], wp2tok[windows, cols]
+    numpy.maximum.at(out, (a, b), values[windows, rows, cols])
+    numpy.fill_diagonal(out, 0.0)
+    return out
