@@ -87,6 +87,56 @@ def segment_cli(
             typer.echo(json.dumps({"text": doc.text, "sents": sents}, ensure_ascii=False))
 
 
+@app.command("pairs")
+def pairs_cli(
+    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
+    head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),
+    threshold: float = typer.Option(0.3, "--threshold", help="Normalised similarity cut."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    format: str = typer.Option("text", "--format", "-f", help="text (tables) or jsonl."),
+) -> None:
+    """High-similarity token pairs of a head (the paper's Fig. 9 table) and the anchor
+    token of every head analysed.
+
+    With --format jsonl, one JSON object per pair ({"layer", "head", "i", "j",
+    "token_i", "token_j", "score"}) and one per head anchor ({"anchor": ...}).
+    """
+    from .models import load_pipeline
+
+    if format not in ("text", "jsonl"):
+        raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+    nlp = load_pipeline(model)
+    if "attn_head_pairs" not in nlp.pipe_names:
+        heads = [] if head is None else [head]
+        nlp.add_pipe(
+            "attn_head_pairs",
+            config={"layers": [layer], "heads": heads, "threshold": threshold},
+        )
+    with _open_input(input) as handle:
+        doc = nlp(handle.read())
+    pairs = doc._.head_pairs
+    anchors = doc._.head_anchors
+    if format == "jsonl":
+        for record in pairs.to_records(doc):
+            typer.echo(json.dumps(record, ensure_ascii=False))
+        for anchor in anchors:
+            typer.echo(json.dumps({"anchor": anchor.to_dict()}, ensure_ascii=False))
+        return
+    for layer_i, head_i in pairs.heads():
+        rows = pairs.to_table(doc, layer_i, head_i)
+        typer.echo(f"Layer {layer_i} head {head_i}: {len(rows)} pairs (layers/heads from 0)")
+        typer.echo("Token_i\tToken_j\tIndex_i\tIndex_j")
+        for row in rows:
+            typer.echo(f"{row['Token_i']}\t{row['Token_j']}\t{row['Index_i']}\t{row['Index_j']}")
+        typer.echo("")
+    typer.echo("layer\thead\tanchor\tcount\tshare of pairs")
+    for anchor in anchors:
+        typer.echo(
+            f"{anchor.layer}\t{anchor.head}\t{anchor.text}\t{anchor.count}\t{anchor.share:.3f}"
+        )
+
+
 @app.command("calibrate")
 def calibrate_cli(
     data: Path = typer.Argument(..., help="A .conllu file or a .spacy file with gold sentences."),

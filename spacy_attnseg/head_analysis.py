@@ -226,9 +226,7 @@ class AttnHeadPairs(Pipe):
                     round(float(s), 6) for _, _, s in result["segments"]
                 ]
 
-    def initialize(
-        self, get_examples: Any = None, *, nlp: Optional[Language] = None
-    ) -> None:
+    def initialize(self, get_examples: Any = None, *, nlp: Optional[Language] = None) -> None:
         if get_examples is not None:
             validate_get_examples(get_examples, "AttnHeadPairs.initialize")
         if nlp is not None:
@@ -251,9 +249,7 @@ class AttnHeadPairs(Pipe):
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
         return srsly.json_dumps(self.cfg).encode("utf8")
 
-    def from_bytes(
-        self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()
-    ) -> "AttnHeadPairs":
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnHeadPairs":
         self.cfg.update(srsly.json_loads(bytes_data))
         self.install_capture()
         return self
@@ -294,9 +290,7 @@ def token_similarity(
     sims = xp.where(top > 0, sims / xp.maximum(top, 1e-12), 0.0).mean(axis=1)
     values = to_numpy(sims).astype("float32")
     out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
-    windows, rows, cols = numpy.nonzero(
-        (wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0)
-    )
+    windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
     a, b = wp2tok[windows, rows], wp2tok[windows, cols]
     numpy.maximum.at(out, (a, b), values[windows, rows, cols])
     numpy.fill_diagonal(out, 0.0)
