@@ -104,7 +104,12 @@ def run_one(mode: str, n_docs: int, threads: int, batch_size: int = 16) -> None:
 
 
 def _spawn(mode: str, n_docs: int, threads: int) -> Dict[str, Any]:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS="1",
+    )
     out = subprocess.run(
         [sys.executable, __file__, "one", mode, str(n_docs), str(threads)],
         check=True,

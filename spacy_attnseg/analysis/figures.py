@@ -138,8 +138,13 @@ def _head_bars(
     ax.set_xticks(heads)
     ax.set_xlabel("head")
     ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 1.12)
-    ax.set_yticks(np.linspace(0, 1, 6))
+    shown = np.concatenate([np.ravel(values), np.ravel(chance if chance is not None else [])])
+    top = float(np.nanmax(shown, initial=0.0))
+    if top > 0.4:
+        ax.set_ylim(0, 1.12)
+        ax.set_yticks(np.linspace(0, 1, 6))
+    else:  # small probabilities: zoom in so the heads can be told apart
+        ax.set_ylim(0, max(top, 1e-3) * 1.35)
     ax.set_title(title, fontsize=10)
 
 

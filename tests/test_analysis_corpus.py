@@ -1,0 +1,355 @@
+"""Windows of WikiText, per-window arrays, the extra statistics and the claims report of
+``spacy_attnseg.analysis``; an end-to-end run over a few windows with the real MiniLM."""
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+import pytest
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+from thinc.types import Ragged
+
+from spacy_attnseg.analysis import corpus, window_stats
+from spacy_attnseg.analysis.claims import evaluate_claims, render_report
+from spacy_attnseg.analysis.stats import CLS, PAD, PUNCT, SEP, WORD
+from spacy_attnseg.models import default_config_path, embedded_model_path
+
+ROOT = Path(__file__).resolve().parent.parent
+WIKITEXT = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
+
+HAND_TEXT = """
+ = First Article =
+
+ The cat sat on the mat . It was a 1 @,@ 000 @-@ year @-@ old cat ! Was it ?
+
+ = = A section = =
+
+ He said " stop . " Then the U.S. team left ( for good . ) The end .
+ = Second Article =
+
+ Short one . Another sentence follows here , and it is long enough to need several
+ windows of sixteen wordpieces when cut .
+"""
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(embedded_model_path())
+
+
+# -- text -------------------------------------------------------------------------------------
+
+
+def test_headings_and_detokenize() -> None:
+    assert corpus.is_heading(" = Robert Boulter = ")
+    assert corpus.is_heading(" = = = 2000 – 2005 = = = ")
+    assert not corpus.is_heading(" He scored = 3 points .")
+    assert corpus.is_article_heading(" = Robert Boulter = ")
+    assert not corpus.is_article_heading(" = = Career = = ")
+    assert corpus.detokenize(" a 1 @,@ 000 @-@ year @-@ old , 3 @.@ 5 m ") == (
+        "a 1,000-year-old , 3.5 m"
+    )
+
+
+def test_read_wikitext_leaves_out_headings() -> None:
+    paragraphs = list(corpus.read_wikitext(HAND_TEXT.splitlines()))
+    assert [p.article for p in paragraphs] == [0, 0, 1, 1]
+    assert paragraphs[0].words[:3] == ("The", "cat", "sat")
+    assert "1,000-year-old" in paragraphs[0].words
+    assert all("=" not in word for p in paragraphs for word in p.words)
+
+
+def _split(text: str) -> List[str]:
+    return text.split()
+
+
+def test_sentence_starts() -> None:
+    words = _split('He said " stop . " Then the U.S. team left ( for good . ) The end !')
+    starts = corpus.sentence_starts(words)
+    assert [w for w, s in zip(words, starts, strict=True) if s] == ["He", "Then", "The"]
+    # An opening quote after a full stop starts the next sentence.
+    words = _split('It ended . " Why ? " she asked .')
+    starts = corpus.sentence_starts(words)
+    assert [i for i, s in enumerate(starts) if s] == [0, 3]
+    assert corpus.sentence_starts([]) == []
+
+
+# -- windows ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seq_len", [16, 24, 128])
+def test_cut_windows(tokenizer: Any, seq_len: int) -> None:
+    paragraphs = list(corpus.read_wikitext(HAND_TEXT.splitlines()))
+    stats = corpus.WindowingStats()
+    windows = list(corpus.cut_windows(paragraphs, tokenizer, seq_len=seq_len, stats=stats))
+    # No text lost, order kept, articles never mixed.
+    assert [w for win in windows for w in win.words] == [w for p in paragraphs for w in p.words]
+    assert stats.dropped_words == 0
+    assert stats.n_words == sum(len(p.words) for p in paragraphs)
+    for window in windows:
+        ids = tokenizer(" ".join(window.words))["input_ids"]
+        assert len(ids) <= seq_len
+        assert len(ids) == window.n_wordpieces + 2
+    articles = [w.article for w in windows]
+    assert articles == sorted(articles) and set(articles) == {0, 1}
+    if seq_len == 128:
+        assert len(windows) == 2  # one per article
+    else:
+        assert len(windows) > 2
+        # A window is only cut short when the next word would not fit.
+        for window, following in zip(windows, windows[1:], strict=False):
+            if following.article == window.article:
+                first = int(corpus.wordpiece_counts(tokenizer, following.words[:1])[0])
+                assert window.n_wordpieces + first > seq_len - 2
+
+
+def test_window_docs_round_trip(tokenizer: Any, tmp_path: Path) -> None:
+    vocab = Vocab()
+    paragraphs = corpus.read_wikitext(HAND_TEXT.splitlines())
+    windows = list(corpus.cut_windows(paragraphs, tokenizer, seq_len=24))
+    docs = [corpus.window_doc(vocab, window) for window in windows]
+    path = corpus.save_windows(docs, tmp_path / "w.spacy")
+    loaded = corpus.load_windows(path, vocab)
+    assert [d.text for d in loaded] == [" ".join(w.words) for w in windows]
+    for doc, window in zip(loaded, windows, strict=True):
+        starts = [bool(t.is_sent_start) for t in doc]
+        assert starts[1:] == window.sent_starts[1:]
+        assert doc.user_data["n_wordpieces"] == window.n_wordpieces
+    assert len(corpus.load_windows(path, vocab, n_windows=2)) == 2
+    assert corpus.select_windows(10, 3).tolist() == [0, 4, 9]  # spread evenly
+    assert corpus.select_windows(3, 0).tolist() == [0, 1, 2]
+
+
+def test_wordpiece_categories() -> None:
+    punct = np.zeros(20, dtype=bool)
+    punct[[5, 6]] = True
+    ids = np.array([1, 7, 5, 8, 6, 3, 2, 0, 0])
+    valid = np.array([1, 1, 1, 1, 1, 1, 1, 0, 0], dtype=bool)
+    cats = corpus.wordpiece_categories(ids, valid, punct, {"cls": 1, "sep": 2, "other": [3]})
+    assert cats.tolist() == [CLS, WORD, PUNCT, WORD, PUNCT, SEP, SEP, PAD, PAD]
+
+
+def test_punctuation_ids(tokenizer: Any) -> None:
+    table = corpus.punctuation_ids(tokenizer)
+    for piece, expected in (
+        (".", True),
+        (",", True),
+        ("$", True),
+        ("cat", False),
+        ("##s", False),
+        ("1974", False),
+    ):
+        assert table[tokenizer.convert_tokens_to_ids(piece)] == expected, piece
+
+
+def test_wordpiece_sentence_ids() -> None:
+    # Tokens: "It ends . Next one ." with sentences [0, 0, 0, 1, 1, 1]; wordpieces:
+    # [CLS] it end ##s . next one . [SEP] [PAD]
+    doc = Doc(
+        Vocab(),
+        words=["It", "ends", ".", "Next", "one", "."],
+        sent_starts=[True, False, False, True, False, False],
+    )
+    rows = np.array([1, 2, 3, 4, 5, 6, 7], dtype="int32")
+    lengths = np.array([1, 2, 1, 1, 1, 1], dtype="int32")
+    align = Ragged(rows, lengths)  # type: ignore[arg-type]
+    got = corpus.wordpiece_sentence_ids(doc, align, 10)
+    assert got.tolist() == [-1, 0, 0, 0, 0, 1, 1, 1, -1, -1]
+    assert corpus.token_sentence_ids(doc).tolist() == [0, 0, 0, 1, 1, 1]
+
+
+# -- extra statistics ---------------------------------------------------------------------------
+
+
+def test_random_pair_distance() -> None:
+    mask = np.ones(10, dtype=bool)
+    assert window_stats.random_pair_distance(mask) == pytest.approx(11 / 3)
+    mask = np.zeros(6, dtype=bool)
+    mask[[0, 2, 5]] = True  # pairs 2, 5, 3
+    assert window_stats.random_pair_distance(mask) == pytest.approx(10 / 3)
+    assert window_stats.random_pair_distance(np.zeros(4, bool)) == 0.0
+
+
+def test_block_ids_and_separators() -> None:
+    flags = np.array([0, 0, 1, 0, 1, 0], dtype=bool)
+    assert window_stats.block_ids(flags).tolist() == [0, 0, 0, 1, 1, 2]
+    sums = np.array([[1.0, 0.0, 4.0, 1.0], [0.0, 0.0, 4.0, 2.0]])  # summed: 1 0 8 3
+    assert window_stats.separator_columns(sums, 0.3).tolist() == [False, False, True, True]
+
+
+def test_near_diagonal_share() -> None:
+    maps = np.zeros((2, 5, 5))
+    maps[0, 0, 1] = maps[0, 1, 0] = 1.0  # distance 1
+    maps[0, 0, 4] = 2.0  # distance 4
+    maps[0, 2, 2] = 9.0  # diagonal: ignored
+    got = window_stats.near_diagonal_share(maps, width=2)
+    assert got[0] == pytest.approx(0.5) and np.isnan(got[1])
+
+
+def test_similarity_histogram() -> None:
+    hist = window_stats.SimilarityHistogram(n_layers=1, bins=10)
+    maps = np.zeros((1, 2, 4, 4))
+    # Upper-triangle pairs of positions 0..2 (position 3 masked out): (0,1) (0,2) (1,2).
+    maps[0, 0, 0, 1], maps[0, 0, 0, 2], maps[0, 0, 1, 2] = 0.05, 0.35, 0.95
+    maps[0, 1, 0, 1], maps[0, 1, 0, 2], maps[0, 1, 1, 2] = -0.2, 0.65, 1.0
+    maps[0, :, 0, 3] = 0.5  # masked
+    hist.update(maps, np.array([1, 1, 1, 0], dtype=bool))
+    assert hist.counts[0].tolist() == [1, 0, 0, 1, 0, 0, 1, 0, 0, 2]
+    assert hist.negative.tolist() == [1]
+    result = hist.result()
+    assert result["below_0.1"] == [pytest.approx(2 / 6)]
+    assert result["0.1_to_0.6"] == [pytest.approx(1 / 6)]
+    assert result["0.6_and_above"] == [pytest.approx(3 / 6)]
+    assert result["above_threshold_0.3"] == [pytest.approx(4 / 6)]
+    # 1/6 over 5 bins against 3/6 over 4 bins.
+    assert result["gap_density_ratio"] == [pytest.approx((1 / 30) / (3 / 24))]
+
+
+def test_block_contrast() -> None:
+    # Positions 1..4 real; separator at 2: blocks {1, 2} and {3, 4}.
+    maps = np.zeros((1, 6, 6))
+    maps[0, 1, 2] = 0.9  # within
+    maps[0, 3, 4] = 0.5  # within
+    maps[0, 1, 3] = 0.1  # between
+    maps[0, 2, 4] = 0.4  # between
+    maps[0, 0, 5] = 5.0  # special positions: ignored
+    mask = np.array([0, 1, 1, 1, 1, 0], dtype=bool)
+    flags = np.array([0, 0, 1, 0, 0, 0], dtype=bool)
+    contrast = window_stats.BlockContrast(1, threshold=0.3)
+    contrast.update(maps, mask, flags)
+    result = contrast.result()
+    assert result["within_mean"] == [pytest.approx(1.4 / 2)]  # pairs (1,2), (3,4)
+    assert result["between_mean"] == [pytest.approx(0.5 / 4)]  # (1,3) (1,4) (2,3) (2,4)
+    assert result["pooled_ratio"] == pytest.approx(0.7 / 0.125)
+    assert result["high_within_share"] == [pytest.approx(2 / 3)]
+    assert result["high_within_chance"] == [pytest.approx(2 / 6)]
+    assert result["mean_separators"] == pytest.approx(1.0)
+    merged = window_stats.BlockContrast(1, threshold=0.3)
+    merged.merge(contrast).merge(contrast)
+    assert merged.result()["within_mean"] == result["within_mean"]
+
+
+def test_window_reference_and_shared_component() -> None:
+    reference = window_stats.WindowReference(seq_len=6)
+    reference.update(np.array([0, 1, 1, 1, 1, 0], bool), np.array([-1, 0, 0, 1, 1, -1]))
+    result = reference.result()
+    assert result["mean_sentences"] == pytest.approx(2.0)
+    assert result["mean_random_pair_distance"] == pytest.approx(5 / 3)
+    shared = window_stats.SharedComponent(n_layers=1, n_heads=2)
+    context = np.zeros((1, 3, 4))
+    context[0, :, :2] = [1.0, 2.0]  # head 0: identical vectors -> share 1
+    context[0, 0, 2:], context[0, 1, 2:] = [1.0, 0.0], [-1.0, 0.0]  # head 1: mean 0
+    shared.update(context, np.array([1, 1, 0], bool))
+    assert shared.result()["share"] == [[pytest.approx(1.0), pytest.approx(0.0)]]
+
+
+def test_claims_without_results() -> None:
+    claims = evaluate_claims({"corpus": None, "attention": None, "pairs": None})
+    assert claims and all(c.holds is None for c in claims)
+    text = render_report({}, claims, figures_dir="figures", report_path="reports/x.md")
+    assert "0 of 0 claims hold" in text and "not measured" in text
+
+
+# -- end to end with the embedded MiniLM ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def analysis_run(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    from spacy_attnseg.analysis import run
+
+    out = tmp_path_factory.mktemp("analysis")
+    metrics, figures = out / "metrics", out / "figures"
+    config = default_config_path()
+    windows = out / "windows.spacy"
+    results = {
+        "corpus": run.run_windows(WIKITEXT, windows, metrics, model=config),
+        "attention": run.run_attention(
+            config, windows, metrics, figures, n_windows=5, batch_size=4, progress=False
+        ),
+        "example": run.run_example(config, windows, metrics, figures),
+        "pairs": run.run_pairs(
+            config, windows, metrics, figures, n_windows=5, batch_size=4, progress=False
+        ),
+    }
+    return {"out": out, "metrics": metrics, "figures": figures, "results": results}
+
+
+def test_end_to_end_json_and_figures(analysis_run: Dict[str, Any]) -> None:
+    results = analysis_run["results"]
+    assert results["corpus"]["n_windows"] > 2000  # all of WikiText-2 test
+    assert results["corpus"]["dropped_words"] == 0
+    assert results["attention"]["run"]["n_windows"] == 5
+    assert results["pairs"]["pairs"]["n_windows"] == 5
+    for name in ("corpus", "attention", "example", "pairs"):
+        data = json.loads((analysis_run["metrics"] / f"{name}.json").read_text())
+        assert data == json.loads(json.dumps(results[name]))
+    shares = np.asarray(results["attention"]["received"]["layer_share"], dtype=float)
+    assert shares.shape == (6, 5) and np.allclose(shares.sum(axis=1), 1.0)
+    example = results["example"]
+    assert example["wordpieces"][0] == "[CLS]" and example["wordpieces"][-1] == "[SEP]"
+    assert len(example["wordpieces"]) <= corpus.SEQ_LEN
+    expected = {
+        "fig02_summed_attention.png",
+        "fig03_column_zeroing.png",
+        "fig04_received.png",
+        "fig04_window_attention.png",
+        "fig05_block_similarity.png",
+        "fig06_repeated_tokens.png",
+        "fig07_distances.png",
+        "fig08_same_sentence.png",
+        "fig10_locations.png",
+        "fig11_anchors.png",
+        "fig12_layer_similarity.png",
+        "fig12_layer_similarity_window.png",
+        "fig13_layer_distances.png",
+        "fig_similarity_distribution.png",
+    }
+    written = {p.name for p in analysis_run["figures"].glob("*.png")}
+    assert expected <= written
+    for name in expected:
+        assert (analysis_run["figures"] / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_end_to_end_window_arrays(analysis_run: Dict[str, Any]) -> None:
+    """The arrays of a real window: specials, categories and sentence ids line up."""
+    model = corpus.load_analysis_model(default_config_path(), attentions=True, context=True)
+    docs = corpus.load_windows(analysis_run["out"] / "windows.spacy", model.nlp.vocab, 2)
+    arrays: List[corpus.WindowArrays] = list(corpus.iter_window_arrays(model, docs))
+    assert len(arrays) == 2
+    for window, doc in zip(arrays, docs, strict=True):
+        n = window.length
+        assert n == doc.user_data["n_wordpieces"] + 2 <= corpus.SEQ_LEN
+        assert window.attn is not None and window.attn.shape == (6, 12, 128, 128)
+        assert window.context is not None and window.context.shape == (6, 128, 384)
+        assert window.categories[0] == CLS and window.categories[n - 1] == SEP
+        assert (window.categories[n:] == PAD).all() and not window.valid[n:].any()
+        assert window.sentence_ids[0] == -1 and window.sentence_ids[n - 1] == -1
+        inner = window.sentence_ids[1 : n - 1]
+        assert (np.diff(inner) >= 0).all()
+        assert inner.max() + 1 == sum(1 for _ in doc.sents)
+        assert np.allclose(window.attn[:, :, :n, :n].sum(axis=-1), 1.0, atol=1e-4)
+        # Punctuation wordpieces are punctuation.
+        pieces = [window.pieces[i] for i in np.flatnonzero(window.categories == PUNCT)]
+        assert pieces and all(not p.isalnum() for p in pieces)
+
+
+def test_end_to_end_report(analysis_run: Dict[str, Any]) -> None:
+    from spacy_attnseg.analysis.claims import write_report
+    from spacy_attnseg.analysis.run import load_metrics
+
+    report = analysis_run["out"] / "reports" / "paper_claims.md"
+    path, claims = write_report(
+        load_metrics(analysis_run["metrics"]),
+        figures_dir=analysis_run["figures"],
+        report_path=report,
+    )
+    text = path.read_text()
+    assert len(claims) >= 18 and all(c.holds is not None for c in claims)
+    assert "](../figures/fig05_block_similarity.png)" in text
+    assert text.count("\n| ") >= len(claims)
+    for claim in claims:
+        assert claim.statement.split("|")[0][:30] in text
