@@ -17,6 +17,7 @@ from .capture import (
     COLSUMS,
     AttentionCapture,
     CaptureRequest,
+    check_capturable,
     check_layers_heads,
     column_sums,
     keep_mask,
@@ -198,12 +199,13 @@ class AttnSegmenter(Pipe):
         """Register what this component reads with the transformer's capture hooks.
 
         The hooks are (re)installed on the Hugging Face module before each pass of the
-        transformer; when the model is already loaded, layers and heads are checked now.
+        transformer; when the model is already loaded, layers and heads are checked now,
+        and so is whether the hooks can capture its architecture (E003).
         """
         request = CaptureRequest(colsum_layers=tuple(self.layers), colsum_heads=tuple(self.heads))
         self.capture.request(self.name, request)
         if self._trf.model.attrs.get("has_transformer"):
-            request.resolve(*self._model_size())
+            check_capturable(self._trf.model.transformer, request.resolve(*self._model_size()))
 
     # -- processing -------------------------------------------------------------------
 

@@ -39,25 +39,38 @@ def validate_candidates(candidates: Union[str, Sequence[str]]) -> Union[str, Lis
 
 
 def candidate_mask(doc: Doc, candidates: Union[str, Sequence[str]]) -> numpy.ndarray:
-    """Which tokens may be separators: any non-space token, punctuation only, or tokens
-    whose text is in a given list."""
+    """Which tokens may be separators: any non-space token, punctuation only (not
+    opening brackets and quotes, which cannot end a sentence), or tokens whose text is
+    in a given list."""
     if candidates == ANY:
         return numpy.array([not token.is_space for token in doc], dtype=bool)
     if candidates == PUNCT:
-        return numpy.array([token.is_punct for token in doc], dtype=bool)
+        return numpy.array([token.is_punct and not _opens(token) for token in doc], dtype=bool)
     allowed = set(candidates)
     return numpy.array([token.text in allowed for token in doc], dtype=bool)
 
 
+def _opens(token: Any) -> bool:
+    """An opening bracket or quote: ``(``, ``“``, or a quote that may open or close
+    (``"``, ``'``) with whitespace (or the start of the doc) before it."""
+    if token.is_left_punct and not token.is_right_punct:
+        return True
+    attached = token.i > 0 and not token.doc[token.i - 1].whitespace_
+    return bool(token.is_quote and token.is_left_punct and not attached)
+
+
 def _continues_separator(token: Any) -> bool:
     """Tokens after a separator that stay in the ending sentence: more sentence-final
-    punctuation, closing quotes and brackets, whitespace."""
-    return (
-        token.text in SENTENCE_FINAL
-        or token.is_space
-        or (token.is_right_punct and not token.is_left_punct)
-        or token.is_quote
-    )
+    punctuation, closing quotes and brackets, whitespace. A quote that may open or close
+    (``"``, ``'``) closes when it is attached to the previous token, and opens the next
+    sentence when whitespace precedes it; an opening-only quote (``“``) always opens."""
+    if token.text in SENTENCE_FINAL or token.is_space:
+        return True
+    if token.is_right_punct and not token.is_left_punct:
+        return True
+    opening_only = token.is_left_punct and not token.is_right_punct
+    attached = token.i > 0 and not token.doc[token.i - 1].whitespace_
+    return bool(token.is_quote and not opening_only and attached)
 
 
 def next_starts(doc: Doc) -> numpy.ndarray:

@@ -1,0 +1,222 @@
+"""Choosing layer, heads and threshold from gold sentence boundaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List, Sequence
+
+import numpy
+import pytest
+import spacy
+from conftest import EWT_DEV
+from spacy.training import Example
+from thinc.types import Ragged
+
+import spacy_attnseg
+from spacy_attnseg.calibration import (
+    CalibrationResult,
+    Calibrator,
+    Sweep,
+    _DocData,
+    search,
+    sweep_threshold,
+)
+from spacy_attnseg.capture import COLSUM_HEADS
+from spacy_attnseg.evaluation import read_conllu_documents, to_spacy_examples
+from spacy_attnseg.separators import candidate_mask, next_starts
+
+# -- sweep_threshold -------------------------------------------------------------------
+
+
+def f1(tp: int, n_pred: int, n_gold: int) -> float:
+    if tp == 0:
+        return 0.0
+    p, r = tp / n_pred, tp / n_gold
+    return 2 * p * r / (p + r)
+
+
+def brute_force(scores: numpy.ndarray, gold: numpy.ndarray, n_gold: int) -> float:
+    """The best F1 of ``scores >= t`` over every threshold t that keeps something."""
+    best = 0.0
+    for t in numpy.unique(scores[scores > 0]):
+        keep = scores >= t
+        best = max(best, f1(int((keep & gold).sum()), int(keep.sum()), n_gold))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_sweep_threshold_matches_brute_force(seed: int) -> None:
+    rng = numpy.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    # Coarse values give ties; some zeros (non-candidates) too.
+    scores = numpy.round(rng.random(n), 1 if seed % 2 else 3)
+    scores[rng.random(n) < 0.2] = 0.0
+    gold = rng.random(n) < rng.uniform(0.1, 0.6)
+    n_gold = int(gold.sum()) + int(rng.integers(0, 3))  # some gold starts are unreachable
+    sweep = sweep_threshold(scores, gold, n_gold)
+    expected = brute_force(scores, gold, n_gold) if n_gold else 0.0
+    assert sweep.f == pytest.approx(expected, abs=1e-12)
+    if sweep.f > 0:
+        # Applying the returned threshold reproduces the reported scores ...
+        keep = scores >= sweep.threshold
+        tp = int((keep & gold).sum())
+        assert sweep.p == pytest.approx(tp / keep.sum())
+        assert sweep.r == pytest.approx(tp / n_gold)
+        assert f1(tp, int(keep.sum()), n_gold) == pytest.approx(sweep.f)
+        # ... and the threshold sits strictly between two observed scores.
+        assert not numpy.isclose(scores, sweep.threshold).any()
+        assert 0 < sweep.threshold < scores[keep].min() + 1e-12
+    else:
+        assert sweep == Sweep(0.0, 0.0, 0.0, 0.5)
+
+
+def test_sweep_threshold_edge_cases() -> None:
+    assert sweep_threshold(numpy.zeros(0), numpy.zeros(0, dtype=bool), 3).f == 0.0
+    assert sweep_threshold(numpy.array([0.5]), numpy.array([True]), 0).f == 0.0
+    assert sweep_threshold(numpy.zeros(4), numpy.ones(4, dtype=bool), 4).f == 0.0
+    perfect = sweep_threshold(
+        numpy.array([0.9, 0.1, 0.8, 0.2]), numpy.array([True, False, True, False]), 2
+    )
+    assert perfect.f == 1.0 and 0.2 < perfect.threshold < 0.8
+
+
+# -- search on synthetic column sums ------------------------------------------------------
+
+
+def synthetic_doc(nlp: Any, text: str, good_row: int, n_rows: int, rng: Any) -> _DocData:
+    """One window: [CLS] tokens [SEP]; row ``good_row`` peaks exactly on the periods."""
+    doc = nlp(text)
+    length = len(doc) + 2
+    align = Ragged(
+        numpy.arange(1, len(doc) + 1, dtype="int32"), numpy.ones(len(doc), dtype="int32")
+    )
+    colsums = rng.random((1, n_rows, length)).astype("float32")
+    colsums[0, :, [0, -1]] = 0.0
+    colsums[0, good_row] = 0.1
+    for token in doc:
+        if token.text == ".":
+            colsums[0, good_row, token.i + 1] = 3.0
+    gold = numpy.zeros(len(doc), dtype=bool)
+    for token in doc[1:]:
+        gold[token.i] = doc[token.i - 1].text == "."
+    return _DocData(
+        colsums=colsums,
+        align=align,
+        candidates=candidate_mask(doc, "punct"),
+        next_start=next_starts(doc),
+        gold=gold,
+    )
+
+
+def test_search_finds_the_informative_head(tmp_path: Path) -> None:
+    nlp = spacy.blank("en")
+    rng = numpy.random.default_rng(0)
+    n_layers, n_heads = 3, 4
+    good = 1 * n_heads + 2  # layer 1, head 2
+    texts = [
+        "We went home . It was late , so we slept . Then , the sun rose , again .",
+        "Stop , look , listen . Birds sing ; dogs bark , too . Done .",
+        "One , two . Three , four , five . Six .",
+    ]
+    docs = [synthetic_doc(nlp, text, good, n_layers * n_heads, rng) for text in texts]
+    result = search(Calibrator(docs, n_layers, n_heads), max_heads=3)
+    assert result.best_layer == 1 and 2 in result.best_heads
+    assert result.best.f == pytest.approx(1.0)
+    assert result.per_head.shape == (n_layers, n_heads)
+    assert result.per_head[1, 2] == pytest.approx(1.0)
+    assert numpy.delete(result.per_head.ravel(), good).max() < 1.0
+    config = result.best_config()
+    assert config["layers"] == [1] and 0 < config["threshold"] <= 1
+
+    # Reports: json, markdown and the heatmap.
+    result.write(tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert data["n_layers"] == 3 and data["n_heads"] == 4
+    assert data["per_head_f"][1][2] == 100.0
+    assert data["best"]["layers"] == [1] and data["best"]["f"] == pytest.approx(1.0)
+    markdown = (tmp_path / "out" / "calibration.md").read_text()
+    table = [line for line in markdown.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + n_layers and "| h3 |" in table[0]
+    assert "Chosen: layer 1" in markdown
+    png = (tmp_path / "out" / "head_f1.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+
+
+def test_calibration_result_write_handmade(tmp_path: Path) -> None:
+    per_head = numpy.array([[0.5, 0.25], [0.75, 0.125]])
+    result = CalibrationResult(
+        n_layers=2,
+        n_heads=2,
+        per_head=per_head,
+        per_head_threshold=numpy.full((2, 2), 0.5),
+        per_layer_all_heads=[Sweep(0.6, 0.6, 0.6, 0.4), Sweep(0.7, 0.8, 0.6, 0.3)],
+        best_layer=1,
+        best_heads=[0],
+        best=Sweep(0.75, 0.8, 0.7, 0.45),
+    )
+    result.write(tmp_path / "nested" / "dir")
+    data = json.loads((tmp_path / "nested" / "dir" / "calibration.json").read_text())
+    assert data["per_head_f"] == [[50.0, 25.0], [75.0, 12.5]]
+    assert data["best"] == {
+        "layers": [1],
+        "heads": [0],
+        "threshold": 0.45,
+        "f": 0.75,
+        "p": 0.8,
+        "r": 0.7,
+    }
+    markdown = (tmp_path / "nested" / "dir" / "calibration.md").read_text()
+    assert "| 1 | 75.0 | 12.5 | 70.0 |" in markdown
+    assert (tmp_path / "nested" / "dir" / "head_f1.png").stat().st_size > 1000
+
+
+# -- calibration through nlp.initialize on EWT dev --------------------------------------
+
+
+def start_f1(nlp: Any, examples: Sequence[Example]) -> float:
+    """Boundary F1 over tokens after the first (what calibration optimises)."""
+    tp = n_pred = n_gold = 0
+    texts: List[str] = [eg.predicted.text for eg in examples]
+    for example, doc in zip(examples, nlp.pipe(texts, batch_size=16), strict=True):
+        gold = {t.i for t in example.reference if t.i > 0 and t.is_sent_start}
+        pred = {t.i for t in doc if t.i > 0 and t.is_sent_start}
+        tp += len(gold & pred)
+        n_pred += len(pred)
+        n_gold += len(gold)
+    return f1(tp, n_pred, n_gold)
+
+
+def test_calibration_on_ewt_dev(tmp_path: Path) -> None:
+    nlp = spacy_attnseg.load_pipeline()
+    segmenter = nlp.get_pipe("attn_segmenter")
+    examples = to_spacy_examples(nlp, read_conllu_documents(EWT_DEV)[:40])
+    assert len(examples) == 40
+    before_cfg = {k: segmenter.cfg[k] for k in ("layers", "heads", "threshold")}
+    before = start_f1(nlp, examples)
+
+    nlp.initialize(lambda: examples)
+    cfg = segmenter.cfg
+    after_cfg = {k: cfg[k] for k in ("layers", "heads", "threshold")}
+    assert after_cfg != before_cfg
+    assert len(cfg["layers"]) == 1 and 0 <= cfg["layers"][0] < 6
+    assert len(set(cfg["heads"])) == len(cfg["heads"]) <= 4
+    assert all(0 <= h < 12 for h in cfg["heads"])
+    assert 0 < cfg["threshold"] <= 1 and cfg["preset"] == ""
+    assert not any(name.startswith("attnseg_calibration") for name in segmenter.capture.requests)
+
+    nlp.to_disk(tmp_path / "calibrated")
+    reloaded = spacy.load(tmp_path / "calibrated")
+    got, want = dict(reloaded.get_pipe("attn_segmenter").cfg), dict(cfg)
+    # srsly's JSON reader may be off in the last bit (0.3 -> 0.30000000000000004).
+    assert got.pop("threshold") == pytest.approx(want.pop("threshold"), abs=1e-12)
+    assert got == want
+    after = start_f1(reloaded, examples)
+    assert after >= before - 1e-12, (before, after, before_cfg, after_cfg)
+    assert after > 0.6
+
+    # The reloaded pipeline captures the calibrated heads.
+    doc = reloaded(examples[0].predicted.text)
+    heads = numpy.asarray(doc._.trf_data.model_output[COLSUM_HEADS])[0].tolist()
+    layer = cfg["layers"][0]
+    assert heads == sorted([layer, h] for h in (cfg["heads"] or range(12)))

@@ -1,0 +1,363 @@
+"""Capture hooks: the numbers added to the transformer's output equal an independent
+NumPy recomputation from the model's own weights, and capturing costs no extra pass."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Tuple
+
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.util import minibatch
+from spacy_transformers.util import batch_by_length
+from transformers import AutoModel
+
+import spacy_attnseg
+from spacy_attnseg.capture import (
+    COLSUM_HEADS,
+    COLSUMS,
+    CONTEXT,
+    CONTEXT_LAYERS,
+    CaptureRequest,
+)
+from spacy_attnseg.models import embedded_model_path
+
+EAGER = {"output_attentions": True, "attn_implementation": "eager"}
+SPECIAL_STRINGS = {"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>"}
+
+
+# -- independent reference ---------------------------------------------------------
+
+
+def hf_inputs(trf_data: Any) -> Dict[str, torch.Tensor]:
+    wordpieces = trf_data.wordpieces
+    inputs = {
+        "input_ids": torch.as_tensor(numpy.asarray(wordpieces.input_ids), dtype=torch.long),
+        "attention_mask": torch.as_tensor(
+            numpy.asarray(wordpieces.attention_mask), dtype=torch.long
+        ),
+    }
+    if wordpieces.token_type_ids is not None:
+        inputs["token_type_ids"] = torch.as_tensor(
+            numpy.asarray(wordpieces.token_type_ids), dtype=torch.long
+        )
+    return inputs
+
+
+def real_wordpieces(trf_data: Any) -> numpy.ndarray:
+    """(n_windows, L) bool: not padding and not a [CLS]/[SEP]-like marker, decided from
+    the wordpiece strings rather than from token ids."""
+    wordpieces = trf_data.wordpieces
+    mask = numpy.asarray(wordpieces.attention_mask) > 0
+    keep = numpy.zeros_like(mask)
+    for w, strings in enumerate(wordpieces.strings):
+        for i, string in enumerate(strings):
+            keep[w, i] = mask[w, i] and string not in SPECIAL_STRINGS
+    return keep
+
+
+def linear(x: numpy.ndarray, module: torch.nn.Linear) -> numpy.ndarray:
+    weight = module.weight.detach().double().numpy()
+    bias = module.bias.detach().double().numpy()
+    return x @ weight.T + bias
+
+
+def reference_attention(
+    hidden: numpy.ndarray, attn: Any, n_heads: int, attention_mask: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """softmax(QK^T/sqrt(d)) with padding keys masked, and softmax(...)V, in float64,
+    from the layer input ``hidden`` (n_windows, L, H) and the BERT self-attention
+    module's query/key/value weights."""
+    h = hidden.astype("float64")
+    batch, length, width = h.shape
+    d = width // n_heads
+
+    def split(x: numpy.ndarray) -> numpy.ndarray:
+        return x.reshape(batch, length, n_heads, d).transpose(0, 2, 1, 3)
+
+    q, k, v = (split(linear(h, m)) for m in (attn.query, attn.key, attn.value))
+    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
+    scores = numpy.where(attention_mask[:, None, None, :] > 0, scores, -numpy.inf)
+    scores -= scores.max(axis=-1, keepdims=True)
+    probs = numpy.exp(scores)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
+    return probs, context
+
+
+def reference_colsums(probs: numpy.ndarray, keep: numpy.ndarray) -> numpy.ndarray:
+    """Column sums over the kept query rows, non-kept columns zeroed (loop over windows
+    and heads; ``probs`` is (n_windows, n_heads, L, L))."""
+    out = numpy.zeros(probs.shape[:2] + probs.shape[-1:], dtype="float64")
+    for w in range(probs.shape[0]):
+        rows = numpy.flatnonzero(keep[w])
+        for head in range(probs.shape[1]):
+            out[w, head] = probs[w, head][rows].sum(axis=0) * keep[w]
+    return out
+
+
+def captured_by_head(output: Any) -> Dict[Tuple[int, int], numpy.ndarray]:
+    heads = numpy.asarray(output[COLSUM_HEADS])
+    colsums = numpy.asarray(output[COLSUMS])
+    assert (heads == heads[:1]).all(), "every window lists the same heads"
+    return {(int(l_), int(h)): colsums[:, i] for i, (l_, h) in enumerate(heads[0])}
+
+
+@pytest.fixture(scope="module")
+def minilm_hf() -> Any:
+    model = AutoModel.from_pretrained(embedded_model_path())
+    model.eval()
+    return model
+
+
+@pytest.fixture(scope="module")
+def minilm_all_heads_doc(minilm_nlp: Any, sample_text: str) -> Any:
+    """The sample text through the embedded pipeline with every head's column sums and
+    the head outputs of layers 1 and 4 captured."""
+    capture = minilm_nlp.get_pipe("attn_segmenter").capture
+    capture.request("test_capture", CaptureRequest(colsum_layers=None, context_layers=(1, -2)))
+    try:
+        doc = minilm_nlp(sample_text)
+    finally:
+        capture.withdraw("test_capture")
+    return doc
+
+
+# -- MiniLM ---------------------------------------------------------------------------
+
+
+def test_minilm_colsums_and_context_match_numpy(minilm_all_heads_doc: Any, minilm_hf: Any) -> None:
+    doc = minilm_all_heads_doc
+    trf_data = doc._.trf_data
+    wordpieces = trf_data.wordpieces
+    n_windows, length = wordpieces.input_ids.shape
+    assert n_windows >= 3, "the sample must span several windows"
+    attention_mask = numpy.asarray(wordpieces.attention_mask)
+    assert (attention_mask == 0).any(), "the windows must differ in length (padding)"
+    assert not any("[UNK]" in strings for strings in wordpieces.strings)
+    keep = real_wordpieces(trf_data)
+
+    with torch.no_grad():
+        hf_out = minilm_hf(**hf_inputs(trf_data), output_hidden_states=True)
+    n_layers = minilm_hf.config.num_hidden_layers
+    n_heads = minilm_hf.config.num_attention_heads
+    captured = captured_by_head(trf_data.model_output)
+    assert sorted(captured) == [(l_, h) for l_ in range(n_layers) for h in range(n_heads)]
+
+    output = trf_data.model_output
+    assert [int(x) for x in numpy.asarray(output[CONTEXT_LAYERS])[0]] == [1, 4]
+    assert numpy.asarray(output[CONTEXT_LAYERS]).shape == (n_windows, 2)
+    contexts = dict(zip([1, 4], output[CONTEXT], strict=True))
+
+    for layer in range(n_layers):
+        hidden = hf_out.hidden_states[layer].numpy()
+        attn = minilm_hf.encoder.layer[layer].attention.self
+        probs, context = reference_attention(hidden, attn, n_heads, attention_mask)
+        expected = reference_colsums(probs, keep)
+        for head in range(n_heads):
+            actual = captured[(layer, head)]
+            assert actual.shape == (n_windows, length)
+            numpy.testing.assert_allclose(actual, expected[:, head], rtol=1e-5, atol=1e-5)
+        if layer in contexts:
+            actual_context = numpy.asarray(contexts[layer])
+            assert actual_context.shape == (n_windows, length, minilm_hf.config.hidden_size)
+            numpy.testing.assert_allclose(actual_context, context, rtol=1e-5, atol=1e-5)
+    # Special and padding columns are zero; real columns carry the attention mass.
+    some = captured[(2, 2)]
+    assert (some[~keep] == 0).all()
+    assert (some[keep] > 0).all()
+
+
+def test_minilm_component_reads_its_own_heads(minilm_nlp: Any, sample_text: str) -> None:
+    """Without extra requests only the configured heads are captured, and they equal the
+    same heads captured alongside all others."""
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    doc = minilm_nlp(sample_text)
+    output = doc._.trf_data.model_output
+    assert CONTEXT not in output
+    heads = [tuple(int(x) for x in row) for row in numpy.asarray(output[COLSUM_HEADS])[0]]
+    assert heads == sorted(segmenter.selected_heads())
+    assert numpy.asarray(output[COLSUMS]).dtype == numpy.float32
+
+
+def test_configured_heads_equal_all_heads_capture(
+    minilm_nlp: Any, minilm_all_heads_doc: Any, sample_text: str
+) -> None:
+    doc = minilm_nlp(sample_text)
+    alone = captured_by_head(doc._.trf_data.model_output)
+    together = captured_by_head(minilm_all_heads_doc._.trf_data.model_output)
+    for head, values in alone.items():
+        numpy.testing.assert_allclose(values, together[head], rtol=1e-5, atol=1e-5)
+    assert doc._.separator_scores == pytest.approx(
+        minilm_all_heads_doc._.separator_scores, abs=1e-5
+    )
+
+
+# -- forward calls --------------------------------------------------------------------
+
+
+class ForwardCounter:
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.calls = 0
+        self.handle = module.register_forward_pre_hook(self._count)
+
+    def _count(self, module: Any, args: Any) -> None:
+        self.calls += 1
+
+    def __enter__(self) -> ForwardCounter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.handle.remove()
+
+
+def expected_passes(nlp: Any, texts: List[str], batch_size: int) -> int:
+    """Passes spacy-transformers makes: one per length-bucketed sub-batch of each
+    minibatch that has a non-empty doc."""
+    trf = nlp.get_pipe("transformer")
+    docs = [nlp.make_doc(text) for text in texts]
+    passes = 0
+    for outer in minibatch(docs, batch_size):
+        for indices in batch_by_length(outer, trf.cfg["max_batch_items"]):
+            passes += any(len(outer[i]) for i in indices)
+    return passes
+
+
+def test_component_never_runs_the_model(
+    minilm_nlp: Any, sample_text: str, sample_texts: List[str]
+) -> None:
+    hf_model = minilm_nlp.get_pipe("transformer").model.transformer
+    texts = ["", "Short one."] + sample_texts + ["   "]
+
+    with ForwardCounter(hf_model) as counter:
+        doc = minilm_nlp(sample_text)
+    assert counter.calls == 1
+    assert len(list(doc.sents)) > 1
+
+    with ForwardCounter(hf_model) as counter:
+        with_segmenter = list(minilm_nlp.pipe(texts, batch_size=4))
+    with minilm_nlp.select_pipes(disable=["attn_segmenter"]), ForwardCounter(hf_model) as baseline:
+        without = list(minilm_nlp.pipe(texts, batch_size=4))
+    assert counter.calls == baseline.calls == expected_passes(minilm_nlp, texts, 4)
+    assert counter.calls >= 4
+    assert all(d._.separator_scores is not None for d in with_segmenter)
+    assert all(d._.separator_scores is None for d in without)
+
+    # The component on a doc the transformer already processed: no pass at all.
+    transformer = minilm_nlp.get_pipe("transformer")
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    doc = transformer(minilm_nlp.make_doc(sample_text))
+    with ForwardCounter(hf_model) as counter:
+        segmenter(doc)
+        list(segmenter.pipe([doc], batch_size=2))
+    assert counter.calls == 0
+    assert doc.has_annotation("SENT_START")
+
+
+# -- output_attentions instead of hooks -----------------------------------------------
+
+
+def test_output_attentions_path_matches_hooks(minilm_nlp: Any, sample_text: str) -> None:
+    eager = spacy_attnseg.load_pipeline(
+        overrides={"components.transformer.model.transformer_config": dict(EAGER)}
+    )
+    hf_model = eager.get_pipe("transformer").model.transformer
+    assert hf_model.config._attn_implementation == "eager"
+    doc_eager = eager(sample_text)
+    doc_hooks = minilm_nlp(sample_text)
+    output = doc_eager._.trf_data.model_output
+    assert "attentions" in output and COLSUMS not in output
+    assert COLSUMS in doc_hooks._.trf_data.model_output
+
+    segmenter = eager.get_pipe("attn_segmenter")
+    heads = segmenter.selected_heads()
+    numpy.testing.assert_allclose(
+        segmenter.window_colsums(doc_eager, heads),
+        minilm_nlp.get_pipe("attn_segmenter").window_colsums(doc_hooks, heads),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert doc_eager._.separator_scores == pytest.approx(doc_hooks._.separator_scores, abs=1e-5)
+    assert [s.start for s in doc_eager.sents] == [s.start for s in doc_hooks.sents]
+
+
+# -- tiny random models of each supported family ---------------------------------------
+
+
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta"])
+def test_tiny_models_hooks_equal_eager_attention(
+    model_type: str, tiny_model_dir: Any, build_nlp: Any, sample_text: str
+) -> None:
+    model_dir = tiny_model_dir(model_type)
+    nlp = build_nlp(model_dir)
+    assert (
+        type(nlp.get_pipe("transformer").model.transformer).__name__.lower().startswith(model_type)
+    )
+    nlp.get_pipe("attn_segmenter").capture.request("test", CaptureRequest(colsum_layers=None))
+    doc = nlp(sample_text)
+    trf_data = doc._.trf_data
+    assert trf_data.wordpieces.input_ids.shape[0] >= 3
+    assert (numpy.asarray(trf_data.wordpieces.attention_mask) == 0).any()
+    captured = captured_by_head(trf_data.model_output)
+
+    reference = AutoModel.from_pretrained(model_dir, attn_implementation="eager")
+    reference.eval()
+    with torch.no_grad():
+        out = reference(**hf_inputs(trf_data), output_attentions=True)
+    keep = real_wordpieces(trf_data)
+    n_layers, n_heads = len(out.attentions), out.attentions[0].shape[1]
+    assert (n_layers, n_heads) == (2, 4)
+    assert sorted(captured) == [(l_, h) for l_ in range(n_layers) for h in range(n_heads)]
+    for layer, attentions in enumerate(out.attentions):
+        expected = reference_colsums(attentions.double().numpy(), keep)
+        for head in range(n_heads):
+            numpy.testing.assert_allclose(
+                captured[(layer, head)], expected[:, head], rtol=1e-5, atol=1e-5
+            )
+    # Random weights with a wide init give peaked attention, so the comparison is not
+    # between two near-uniform maps.
+    assert numpy.std(captured[(1, 0)][keep]) > 0.1
+
+    # The component reads `attentions` instead when the model returns them.
+    eager = build_nlp(model_dir, transformer_config=dict(EAGER))
+    doc_eager = eager(sample_text)
+    assert COLSUMS not in doc_eager._.trf_data.model_output
+    assert doc_eager._.separator_scores == pytest.approx(doc._.separator_scores, abs=1e-5)
+    assert [s.start for s in doc_eager.sents] == [s.start for s in doc.sents]
+
+
+def test_hooks_follow_a_reloaded_model(tiny_model_dir: Any, build_nlp: Any) -> None:
+    """`from_bytes` rebuilds the Hugging Face module; the hooks move to the new one."""
+    nlp = build_nlp(tiny_model_dir("bert"))
+    text = "One sentence here. Another one there! And a third?"
+    before = nlp(text)._.trf_data.model_output[COLSUMS]
+    transformer = nlp.get_pipe("transformer")
+    old_module = transformer.model.transformer
+    transformer.from_bytes(transformer.to_bytes())
+    assert transformer.model.transformer is not old_module
+    after = nlp(text)._.trf_data.model_output[COLSUMS]
+    numpy.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)
+
+
+def test_capture_without_requests_adds_nothing(tiny_model_dir: Any) -> None:
+    """A transformer whose capture has no requests runs unchanged."""
+    from spacy_attnseg.capture import AttentionCapture
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-transformers.TransformerModel.v3",
+                "name": str(tiny_model_dir("bert")),
+                "tokenizer_config": {"use_fast": True},
+            }
+        },
+    )
+    nlp.initialize()
+    capture = AttentionCapture.attach(nlp.get_pipe("transformer").model)
+    assert AttentionCapture.attach(nlp.get_pipe("transformer").model) is capture
+    output = nlp("Nothing to capture. Really.")._.trf_data.model_output
+    assert not any(key.startswith("attnseg_") for key in output)

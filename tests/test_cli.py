@@ -1,0 +1,94 @@
+"""``python -m spacy_attnseg segment``: text and JSON-lines output, input errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, List, Optional
+
+from conftest import REPO, SAMPLE_TXT
+
+
+def run_cli(args: List[str], stdin: Optional[str] = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, "-m", "spacy_attnseg", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=str(REPO),
+    )
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_segment_text_file(minilm_nlp: Any) -> None:
+    result = run_cli(["segment", "data/sample.txt"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    text = SAMPLE_TXT.read_text(encoding="utf8")
+    expected = [squash(s.text) for s in minilm_nlp(text).sents if s.text.strip()]
+    assert len(lines) >= 4
+    assert lines == expected
+    assert squash(" ".join(lines)) == squash(text)
+
+
+FIRST = (
+    "The Gerstenslager Company was a maker of body panels for several major auto makers. "
+    "In the 1950s the company was best known for making large custom vehicles. "
+    "The company started in 1860 as a carriage factory!"
+)
+THIRD = (
+    'She said "wait here." Then   she left the room and walked down the long corridor to '
+    "the office.\nNobody followed her, and nobody asked where she was going."
+)
+
+
+def test_segment_jsonl_stdin() -> None:
+    texts = [FIRST, "", THIRD]
+    stdin = "".join(json.dumps({"text": t, "id": i}) + "\n" for i, t in enumerate(texts))
+    result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin)
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["text"] for r in records] == texts
+    assert records[1]["sents"] == []
+    for record in (records[0], records[2]):
+        text, sents = record["text"], record["sents"]
+        assert len(sents) >= 2
+        pieces = [text[s["start"] : s["end"]] for s in sents]
+        # Offsets slice the text back: in order, covering it with only whitespace
+        # between sentences.
+        assert sents[0]["start"] == 0 and sents[-1]["end"] == len(text)
+        for a, b in zip(sents, sents[1:], strict=False):
+            assert a["start"] < a["end"] <= b["start"]
+            assert text[a["end"] : b["start"]].strip() == ""
+        assert squash(" ".join(pieces)) == squash(text)
+        assert all(0.0 <= s["score"] <= 1.0 for s in sents)
+    first = [FIRST[s["start"] : s["end"]].strip() for s in records[0]["sents"]]
+    assert first == [
+        "The Gerstenslager Company was a maker of body panels for several major auto makers.",
+        "In the 1950s the company was best known for making large custom vehicles.",
+        "The company started in 1860 as a carriage factory!",
+    ]
+    third = [THIRD[s["start"] : s["end"]].strip() for s in records[2]["sents"]]
+    assert third[0] == 'She said "wait here."'
+    assert third[-1] == "Nobody followed her, and nobody asked where she was going."
+
+
+def test_segment_jsonl_bad_input() -> None:
+    stdin = '{"text": "Fine."}\nnot json\n'
+    result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin)
+    assert result.returncode != 0
+    assert "line 2 is not JSON" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_segment_bad_format() -> None:
+    result = run_cli(["segment", "data/sample.txt", "--format", "xml"])
+    assert result.returncode != 0 and "--format" in result.stderr

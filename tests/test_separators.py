@@ -1,0 +1,153 @@
+"""Column scores -> separators -> sentence starts (spacy_attnseg.separators)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy
+import pytest
+import spacy
+
+from spacy_attnseg.separators import (
+    candidate_mask,
+    next_starts,
+    normalised_window_scores,
+    sentence_scores,
+    sentence_starts,
+    validate_candidates,
+)
+
+TEXT = (
+    'He said "Stop!" Then he left?! OK. (See below.) "Why?" she asked.  '
+    "Fine\u2026 \u201cYes.\u201d Done"
+)
+# Token indices of TEXT with spaCy's English tokenizer:
+#  0 He  1 said  2 "  3 Stop  4 !  5 "  6 Then  7 he  8 left  9 ?  10 !  11 OK  12 .
+# 13 (  14 See  15 below  16 .  17 )  18 "  19 Why  20 ?  21 "  22 she  23 asked  24 .
+# 25 ' '  26 Fine  27 …  28 “  29 Yes  30 .  31 ”  32 Done
+
+
+@pytest.fixture(scope="module")
+def doc() -> Any:
+    nlp = spacy.blank("en")
+    doc = nlp(TEXT)
+    assert [t.text for t in doc][:6] == ["He", "said", '"', "Stop", "!", '"']
+    assert len(doc) == 33 and doc[25].is_space and doc[27].text == "\u2026"
+    return doc
+
+
+def test_next_starts(doc: Any) -> None:
+    nxt = next_starts(doc)
+    expected: Dict[int, int] = {
+        4: 6,  # ! then the attached closing quote: next sentence at "Then"
+        9: 11,  # ?! is one separator run
+        10: 11,
+        12: 13,  # an opening bracket starts the next sentence
+        16: 18,  # .) closes; the quote after the space opens "Why?"
+        20: 22,  # ?" closes
+        24: 26,  # whitespace token stays in the ending sentence
+        27: 28,  # an opening curly quote starts the next sentence
+        30: 32,  # .” closes
+        32: 33,  # the last token: end of doc
+    }
+    for i, start in expected.items():
+        assert nxt[i] == start, (i, doc[i].text)
+    # Words: the next sentence starts at the following token.
+    assert nxt[0] == 1 and nxt[3] == 6 and nxt[1] == 2
+
+
+def test_sentence_starts(doc: Any) -> None:
+    separators = numpy.zeros(len(doc), dtype=bool)
+    separators[[4, 9, 10, 16, 20, 27, 32]] = True
+    starts = sentence_starts(doc, separators)
+    assert numpy.flatnonzero(starts).tolist() == [0, 6, 11, 18, 22, 28]
+    assert sentence_starts(doc, numpy.zeros(len(doc), dtype=bool)).tolist() == [True] + [False] * (
+        len(doc) - 1
+    )
+    empty = spacy.blank("en")("")
+    assert sentence_starts(empty, numpy.zeros(0, dtype=bool)).tolist() == []
+
+
+def test_sentence_scores(doc: Any) -> None:
+    separators = numpy.zeros(len(doc), dtype=bool)
+    separators[[4, 20]] = True
+    for token, start in zip(doc, sentence_starts(doc, separators), strict=True):
+        token.is_sent_start = bool(start)
+    scores = numpy.zeros(len(doc))
+    scores[4], scores[5], scores[20], scores[30] = 0.7, 0.2, 0.9, 0.3
+    # Sentences: 0-5 (ends '!' '"'), 6-21 (ends '?' '"'), 22-32 (ends 'Done').
+    assert sentence_scores(doc, scores.tolist()) == pytest.approx([0.7, 0.9, 0.0])
+
+
+def test_candidate_mask(doc: Any) -> None:
+    texts = [t.text for t in doc]
+    any_mask = candidate_mask(doc, "any")
+    assert any_mask.tolist() == [not t.isspace() for t in texts]
+    punct = candidate_mask(doc, "punct")
+    punct_texts = {'"', "!", "?", ".", "(", ")", "\u2026", "\u201c", "\u201d"}
+    all_punct = [i for i, t in enumerate(texts) if t in punct_texts]
+    assert [i for i, t in enumerate(doc) if t.is_punct] == all_punct
+    # Opening brackets and quotes cannot end a sentence: '"' after a space (2, 18),
+    # '(' (13) and '“' (28) are no candidates; the attached closing quotes (5, 21) are.
+    assert numpy.flatnonzero(punct).tolist() == [i for i in all_punct if i not in (2, 13, 18, 28)]
+    listed = candidate_mask(doc, [".", "?"])
+    assert numpy.flatnonzero(listed).tolist() == [9, 12, 16, 20, 24, 30]
+
+
+def test_validate_candidates() -> None:
+    assert validate_candidates("any") == "any"
+    assert validate_candidates("punct") == "punct"
+    assert validate_candidates((".", "!")) == [".", "!"]
+    for bad in ["foo", [], [1], None]:
+        with pytest.raises(ValueError, match=r"\[E008\]"):
+            validate_candidates(bad)  # type: ignore[arg-type]
+
+
+def naive_normalised(colsums: numpy.ndarray) -> numpy.ndarray:
+    out = numpy.zeros((colsums.shape[0], colsums.shape[2]))
+    for w in range(colsums.shape[0]):
+        summed = sum(colsums[w, h] for h in range(colsums.shape[1]))
+        top = max(summed)
+        if top > 0:
+            out[w] = [value / top for value in summed]
+    return out
+
+
+def test_normalised_window_scores() -> None:
+    rng = numpy.random.default_rng(0)
+    colsums = rng.random((4, 3, 7)).astype("float32") * 5
+    colsums[2] = 0.0  # a window without attention mass
+    out = normalised_window_scores(colsums)
+    assert out.shape == (4, 7)
+    numpy.testing.assert_allclose(out, naive_normalised(colsums), rtol=1e-6)
+    assert out[2].tolist() == [0.0] * 7
+    assert numpy.allclose(out[[0, 1, 3]].max(axis=1), 1.0)
+
+
+def test_normalised_scores_window_max_is_one(minilm_nlp: Any, sample_text: str) -> None:
+    """On real captured column sums every window's top column scores exactly 1."""
+    doc = minilm_nlp(sample_text)
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    colsums = segmenter.window_colsums(doc, segmenter.selected_heads())
+    out = normalised_window_scores(colsums)
+    numpy.testing.assert_allclose(out.max(axis=1), 1.0, rtol=1e-6)
+    numpy.testing.assert_allclose(out, naive_normalised(numpy.asarray(colsums)), rtol=1e-5)
+
+
+def test_real_text_separators(minilm_nlp: Any) -> None:
+    """Through the embedded pipeline: closing quotes stay in the sentence they end, and
+    an opening quote (which MiniLM's heads attend to strongly) ends no sentence."""
+    text = (
+        'The officer looked at the car and said "Stop right there!" Then he walked '
+        'away slowly. She asked me "Why did you do that?" I did not answer her at all.'
+    )
+    doc = minilm_nlp(text)
+    scores = {t.i: s for t, s in zip(doc, doc._.separator_scores, strict=True)}
+    opening = [t.i for t in doc if t.text == '"' and t.nbor(-1).whitespace_]
+    assert len(opening) == 2 and all(scores[i] == 0 for i in opening)
+    assert [s.text for s in doc.sents] == [
+        'The officer looked at the car and said "Stop right there!"',
+        "Then he walked away slowly.",
+        'She asked me "Why did you do that?"',
+        "I did not answer her at all.",
+    ]

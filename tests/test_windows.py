@@ -1,0 +1,119 @@
+"""Wordpieces of overlapping windows <-> spaCy tokens (spacy_attnseg.windows)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+import numpy
+import pytest
+from thinc.types import Ragged
+
+from spacy_attnseg.windows import token_values, window_length, wordpiece_tokens
+
+
+def ragged(rows_per_token: Sequence[Sequence[int]]) -> Ragged:
+    data = numpy.array([r for rows in rows_per_token for r in rows], dtype="int32")
+    lengths = numpy.array([len(rows) for rows in rows_per_token], dtype="int32")
+    return Ragged(data, lengths)
+
+
+def naive_token_values(values: numpy.ndarray, rows_per_token: Sequence[Sequence[int]]) -> Any:
+    """Loop version: per token, max over its wordpieces within each window, then the
+    mean over the windows it appears in; 0 for tokens without wordpieces."""
+    n_windows, length, width = values.shape
+    out = numpy.zeros((len(rows_per_token), width))
+    for token, rows in enumerate(rows_per_token):
+        per_window: Dict[int, List[numpy.ndarray]] = {}
+        for row in rows:
+            window, position = divmod(int(row), length)
+            per_window.setdefault(window, []).append(values[window, position])
+        if per_window:
+            maxima = [numpy.max(numpy.stack(v), axis=0) for v in per_window.values()]
+            out[token] = numpy.mean(maxima, axis=0)
+    return out
+
+
+# Three windows of width 5; rows are window * 5 + position.
+HAND_ROWS = [
+    [0],  # t0: window 0
+    [2, 1],  # t1: two wordpieces of window 0, listed out of order
+    [],  # t2: whitespace, no wordpiece
+    [3, 5],  # t3: end of window 0 and start of window 1 (overlap)
+    [7, 4, 10, 6],  # t4: window 0, two pieces of window 1, window 2
+    [11, 8],  # t5: windows 1 and 2
+    [],  # t6: trailing whitespace
+]
+
+
+def test_token_values_hand_example() -> None:
+    values = numpy.array(
+        [[[10 * w + p] for p in range(5)] for w in range(3)], dtype="float32"
+    )  # values[w, p] = 10 w + p
+    out = token_values(values, ragged(HAND_ROWS), len(HAND_ROWS))
+    assert out.shape == (7, 1) and out.dtype == numpy.float32
+    # t3: mean(3, 10); t4: mean(4, max(11, 12), 20); t5: mean(13, 21)
+    assert out[:, 0].tolist() == [0.0, 2.0, 0.0, 6.5, 12.0, 17.0, 0.0]
+    numpy.testing.assert_allclose(out, naive_token_values(values, HAND_ROWS))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_token_values_random_against_loop(seed: int) -> None:
+    rng = numpy.random.default_rng(seed)
+    n_windows, length, width, n_tokens = 4, 9, 3, 25
+    values = rng.normal(size=(n_windows, length, width)).astype("float32")
+    rows_per_token: List[List[int]] = []
+    for _ in range(n_tokens):
+        n = int(rng.integers(0, 5))
+        rows_per_token.append([int(r) for r in rng.choice(n_windows * length, n, replace=False)])
+    out = token_values(values, ragged(rows_per_token), n_tokens)
+    numpy.testing.assert_allclose(out, naive_token_values(values, rows_per_token), rtol=1e-6)
+
+
+def test_token_values_no_wordpieces() -> None:
+    values = numpy.ones((2, 4, 1), dtype="float32")
+    out = token_values(values, ragged([[], []]), 2)
+    assert out.tolist() == [[0.0], [0.0]]
+
+
+def test_wordpiece_tokens_hand_example() -> None:
+    rows = [r[:] for r in HAND_ROWS]
+    rows[5] = [11, 8, 2]  # wordpiece row 2 is shared by t1 and t5: t1 keeps it
+    out = wordpiece_tokens(ragged(rows), 3, 5)
+    assert out.tolist() == [
+        [0, 1, 1, 3, 4],
+        [3, 4, 4, 5, -1],
+        [4, 5, -1, -1, -1],
+    ]
+
+
+def test_real_alignment(minilm_nlp: Any, sample_text: str) -> None:
+    """On a real multi-window doc, token_values equals the loop and every token with
+    wordpieces is found by wordpiece_tokens."""
+    doc = minilm_nlp(sample_text)
+    trf_data = doc._.trf_data
+    n_windows, length = trf_data.wordpieces.input_ids.shape
+    assert window_length(trf_data) == length
+    align = trf_data.align
+    lengths = numpy.asarray(align.lengths)
+    data = numpy.asarray(align.dataXd).ravel()
+    rows_per_token = numpy.split(data, numpy.cumsum(lengths)[:-1])
+    assert any(len({r // length for r in rows}) > 1 for rows in rows_per_token)
+    rng = numpy.random.default_rng(0)
+    values = rng.random((n_windows, length, 2)).astype("float32")
+    numpy.testing.assert_allclose(
+        token_values(values, align, len(doc)),
+        naive_token_values(values, rows_per_token),
+        rtol=1e-6,
+    )
+    owners = wordpiece_tokens(align, n_windows, length)
+    for token, rows in enumerate(rows_per_token):
+        for row in rows:
+            assert owners.ravel()[row] <= token
+    tokens_found = set(owners[owners >= 0].tolist())
+    assert tokens_found == {t for t, rows in enumerate(rows_per_token) if len(rows)}
+    # [CLS]/[SEP]/padding belong to no token.
+    strings = trf_data.wordpieces.strings
+    for w in range(n_windows):
+        for p in range(length):
+            if p >= len(strings[w]) or strings[w][p] in ("[CLS]", "[SEP]", "[PAD]"):
+                assert owners[w, p] == -1
