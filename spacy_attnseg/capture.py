@@ -79,6 +79,12 @@ class Resolved:
         )
 
 
+def special_ids(tokenizer: Any) -> List[int]:
+    """Ids of the tokenizer's special tokens ([CLS], [SEP], [PAD], ...), except the
+    unknown token, which stands for real text."""
+    return sorted(set(tokenizer.all_special_ids) - {tokenizer.unk_token_id})
+
+
 def keep_mask(input_ids: Any, attention_mask: Any, special_ids: Any) -> Any:
     """True for real wordpieces that are not special tokens; works for torch and xp."""
     if isinstance(input_ids, torch.Tensor):
@@ -174,9 +180,7 @@ class AttentionCapture:
         self._n_heads = n_heads
         self._head_dim = hf_model.config.hidden_size // n_heads
         device = next(hf_model.parameters()).device
-        self._special_ids = torch.tensor(
-            sorted(set(tokenizer.all_special_ids)), dtype=torch.long, device=device
-        )
+        self._special_ids = torch.tensor(special_ids(tokenizer), dtype=torch.long, device=device)
         handles = [
             hf_model.register_forward_pre_hook(self._begin_pass, with_kwargs=True),
             hf_model.register_forward_hook(self._end_pass),

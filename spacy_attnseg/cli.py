@@ -60,8 +60,9 @@ def segment_cli(
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+    handle = _open_input(input)
     nlp = load_pipeline(model)
-    with _open_input(input) as handle:
+    with handle:
         if format == "text":
             doc = nlp(handle.read())
             for sent in doc.sents:
@@ -106,6 +107,7 @@ def pairs_cli(
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+    handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
         heads = [] if head is None else [head]
@@ -113,7 +115,7 @@ def pairs_cli(
             "attn_head_pairs",
             config={"layers": [layer], "heads": heads, "threshold": threshold},
         )
-    with _open_input(input) as handle:
+    with handle:
         doc = nlp(handle.read())
     pairs = doc._.head_pairs
     anchors = doc._.head_anchors

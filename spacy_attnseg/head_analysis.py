@@ -27,9 +27,11 @@ from .capture import (
     CONTEXT_LAYERS,
     AttentionCapture,
     CaptureRequest,
+    check_capturable,
     check_layers_heads,
     keep_mask,
     release,
+    special_ids,
 )
 from .errors import Errors
 from .families import n_layers_heads
@@ -134,7 +136,7 @@ class AttnHeadPairs(Pipe):
         model = self._trf.model
         if model.attrs.get("has_transformer"):
             n_layers, n_heads = n_layers_heads(model.transformer)
-            request.resolve(n_layers, n_heads)
+            check_capturable(model.transformer, request.resolve(n_layers, n_heads))
             check_layers_heads([(0, head) for head in self.cfg["heads"]], n_layers, n_heads)
 
     def __call__(self, doc: Doc) -> Doc:
@@ -187,7 +189,7 @@ class AttnHeadPairs(Pipe):
         if self.cfg["include_special"]:
             wp_mask = wordpieces.attention_mask > 0
         else:
-            special = model.tokenizer.all_special_ids
+            special = special_ids(model.tokenizer)
             wp_mask = keep_mask(wordpieces.input_ids, wordpieces.attention_mask, special)
         n_win, length = wordpieces.input_ids.shape
         wp2tok = wordpiece_tokens(trf_data.align, n_win, length)

@@ -21,6 +21,7 @@ from .capture import (
     check_layers_heads,
     column_sums,
     keep_mask,
+    special_ids,
 )
 from .errors import Errors
 from .families import n_layers_heads
@@ -271,7 +272,7 @@ class AttnSegmenter(Pipe):
         attentions = output.get("attentions")
         if attentions is not None:
             wordpieces = trf_data.wordpieces
-            special = self._trf.model.tokenizer.all_special_ids
+            special = special_ids(self._trf.model.tokenizer)
             keep = keep_mask(wordpieces.input_ids, wordpieces.attention_mask, special)
             rows = []
             for layer in sorted({layer for layer, _ in heads}):
