@@ -3,7 +3,7 @@
 import json
 import sys
 from pathlib import Path
-from typing import Iterator, List, Optional, TextIO, cast
+from typing import Any, Dict, Iterator, List, Optional, TextIO, cast
 
 import typer
 
@@ -151,7 +151,9 @@ def calibrate_cli(
     ),
     max_heads: int = typer.Option(4, "--max-heads", help="Most heads summed in one layer."),
     candidates: Optional[str] = typer.Option(
-        None, "--candidates", help="Override the component's candidates: any or punct."
+        None,
+        "--candidates",
+        help='Override the candidates: any, punct, or a JSON list such as \'[".", "?"]\'.',
     ),
 ) -> None:
     """Choose attn_segmenter's layer, heads and threshold by boundary F1 on gold data,
@@ -160,9 +162,11 @@ def calibrate_cli(
     from .models import load_pipeline
     from .pipeline import AttnSegmenter
 
-    overrides = {}
+    overrides: Dict[str, Any] = {}
     if candidates is not None:
-        overrides["components.attn_segmenter.candidates"] = candidates
+        overrides["components.attn_segmenter.candidates"] = (
+            json.loads(candidates) if candidates.lstrip().startswith("[") else candidates
+        )
     nlp = load_pipeline(model, overrides=overrides)
     examples = _read_examples(nlp, data)
     segmenter = cast(AttnSegmenter, nlp.get_pipe("attn_segmenter"))
