@@ -1,0 +1,144 @@
+"""Tests for spacy_attnseg.segmentation_metrics (Pk and WindowDiff).
+
+The expected values were computed by hand from the definitions (see the module
+docstring); the comments list the probes (windows of ``k`` gaps) that count as
+errors.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from spacy_attnseg.segmentation_metrics import (
+    boundaries_from_masses,
+    boundaries_from_starts,
+    default_k,
+    pk,
+    window_diff,
+)
+
+# 10 units in segments of 3, 3, 4: boundaries after units 2 and 5 (gaps 2 and 5).
+REF = [0, 0, 1, 0, 0, 1, 0, 0, 0]
+
+
+def test_boundaries_from_masses_and_starts():
+    assert boundaries_from_masses([3, 3, 4]) == REF
+    assert boundaries_from_starts([0, 3, 6], 10) == REF
+    assert boundaries_from_starts([6, 3, 3], 10) == REF
+    assert boundaries_from_masses([1]) == []
+    assert boundaries_from_masses([1, 1, 1]) == [1, 1]
+    with pytest.raises(ValueError):
+        boundaries_from_masses([2, 0])
+    with pytest.raises(ValueError):
+        boundaries_from_starts([10], 10)
+
+
+def test_default_k_is_half_the_mean_segment_length():
+    # 10 units / (2 * 3 segments) = 1.67 -> 2
+    assert default_k(REF) == 2
+    # 6 units in 2 segments: 1.5 rounds half up to 2
+    assert default_k(boundaries_from_masses([3, 3])) == 2
+    # 20 units in 2 segments: 5
+    assert default_k(boundaries_from_masses([12, 8])) == 5
+    # one segment of 4 units: 2
+    assert default_k([0, 0, 0]) == 2
+    # one segment of 2 units: 1
+    assert default_k([0]) == 1
+    with pytest.raises(ValueError):
+        default_k([])
+
+
+def test_perfect_hypothesis_scores_zero():
+    assert pk(REF, REF) == 0.0
+    assert window_diff(REF, REF) == 0.0
+    assert window_diff(REF, REF, weighted=True) == 0.0
+
+
+def test_hand_computed_shifted_boundary():
+    # Hypothesis: segments 5, 5 (gap 4). k = 2, probes i = 0..7 over gaps [i, i+1].
+    # ref counts: 0 1 1 0 1 1 0 0 ; hyp counts: 0 0 0 1 1 0 0 0
+    # presence differs at i = 1, 2, 3, 5 -> Pk = 4/8; counts differ at the same four.
+    hyp = boundaries_from_masses([5, 5])
+    assert pk(REF, hyp) == pytest.approx(4 / 8)
+    assert window_diff(REF, hyp) == pytest.approx(4 / 8)
+
+
+def test_hand_computed_pk_and_windowdiff_differ():
+    # Hypothesis: segments 3, 1, 6 (gaps 2 and 3). k = 2:
+    # ref counts: 0 1 1 0 1 1 0 0 ; hyp counts: 0 1 2 1 0 0 0 0
+    # presence differs at i = 3, 4, 5 -> Pk = 3/8;
+    # counts differ at i = 2, 3, 4, 5 -> WindowDiff = 4/8.
+    hyp = boundaries_from_masses([3, 1, 6])
+    assert pk(REF, hyp) == pytest.approx(3 / 8)
+    assert window_diff(REF, hyp) == pytest.approx(4 / 8)
+    # k = 3, probes i = 0..6 over gaps [i, i+2]:
+    # ref counts: 1 1 1 1 1 1 0 ; hyp counts: 1 2 2 1 0 0 0
+    # presence differs at i = 4, 5 -> 2/7; counts differ at i = 1, 2, 4, 5 -> 4/7.
+    assert pk(REF, hyp, k=3) == pytest.approx(2 / 7)
+    assert window_diff(REF, hyp, k=3) == pytest.approx(4 / 7)
+
+
+def test_hand_computed_trivial_hypotheses():
+    # k = 2: ref windows with a boundary at i = 1, 2, 4, 5, without at i = 0, 3, 6, 7.
+    everywhere = [1] * 9
+    nowhere = [0] * 9
+    assert pk(REF, everywhere) == pytest.approx(4 / 8)
+    assert pk(REF, nowhere) == pytest.approx(4 / 8)
+    # every window differs in count for the all-boundaries hypothesis (2 vs <= 1)
+    assert window_diff(REF, everywhere) == pytest.approx(1.0)
+    assert window_diff(REF, nowhere) == pytest.approx(4 / 8)
+    # k = 3 weighted: hyp counts 3 everywhere, ref counts 1 1 1 1 1 1 0
+    # -> |diff| = 2 2 2 2 2 2 3 -> 15/7; unweighted 7/7; Pk only i = 6 -> 1/7.
+    assert window_diff(REF, everywhere, k=3, weighted=True) == pytest.approx(15 / 7)
+    assert window_diff(REF, everywhere, k=3) == pytest.approx(1.0)
+    assert pk(REF, everywhere, k=3) == pytest.approx(1 / 7)
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError):
+        pk(REF, REF[:-1])
+    with pytest.raises(ValueError):
+        window_diff(REF, REF, k=0)
+    with pytest.raises(ValueError):
+        pk(REF, REF, k=10)
+    with pytest.raises(ValueError):
+        pk([], [])
+
+
+def test_accepts_strings_and_booleans():
+    as_string = "".join(str(g) for g in REF)
+    hyp = [bool(g) for g in boundaries_from_masses([3, 1, 6])]
+    assert pk(as_string, hyp) == pytest.approx(3 / 8)
+    assert window_diff(list(as_string), hyp) == pytest.approx(4 / 8)
+
+
+def _random_gaps(rng: random.Random, n_gaps: int, rate: float) -> list:
+    return [1 if rng.random() < rate else 0 for _ in range(n_gaps)]
+
+
+def test_windowdiff_is_never_below_pk():
+    rng = random.Random(0)
+    for _ in range(200):
+        n = rng.randint(1, 60)
+        ref = _random_gaps(rng, n, 0.15)
+        hyp = _random_gaps(rng, n, rng.choice([0.0, 0.1, 0.3, 1.0]))
+        assert window_diff(ref, hyp) >= pk(ref, hyp)
+
+
+def test_matches_nltk():
+    segmentation = pytest.importorskip("nltk.metrics.segmentation")
+    rng = random.Random(1)
+    for _ in range(300):
+        n = rng.randint(1, 80)
+        ref = _random_gaps(rng, n, rng.choice([0.05, 0.1, 0.3]))
+        hyp = _random_gaps(rng, n, rng.choice([0.0, 0.05, 0.2, 0.5, 1.0]))
+        k = default_k(ref) if rng.random() < 0.5 else rng.randint(1, n)
+        ref_s = "".join(map(str, ref))
+        hyp_s = "".join(map(str, hyp))
+        assert pk(ref, hyp, k) == pytest.approx(segmentation.pk(ref_s, hyp_s, k))
+        assert window_diff(ref, hyp, k) == pytest.approx(segmentation.windowdiff(ref_s, hyp_s, k))
+        assert window_diff(ref, hyp, k, weighted=True) == pytest.approx(
+            segmentation.windowdiff(ref_s, hyp_s, k, weighted=True)
+        )
