@@ -65,6 +65,23 @@ PAPER_OVERRIDES = "components.attn_segmenter.preset"
 THRESHOLD_OVERRIDE = "components.attn_segmenter.threshold"
 
 
+# Controls for the config's attention: the same candidates with no attention (every
+# candidate ends a sentence), and all punctuation as candidates with the heads calibrated
+# for it on EWT dev (reports/calibration_punct).
+CONTROL_ROWS: List[Tuple[str, Dict[str, Any]]] = [
+    ("attn_segmenter (candidates alone, threshold 1e-6)", {THRESHOLD_OVERRIDE: 1e-6}),
+    (
+        "attn_segmenter (all punctuation, layer 2 heads 2+9, thr 0.49)",
+        {
+            "components.attn_segmenter.candidates": "punct",
+            "components.attn_segmenter.layers": [2],
+            "components.attn_segmenter.heads": [2, 9],
+            THRESHOLD_OVERRIDE: 0.49,
+        },
+    ),
+]
+
+
 def load(config: str, overrides: Dict[str, Any], threads: int) -> Any:
     """The pipeline of ``config`` with ``overrides``; torch limited to ``threads``."""
     import torch
@@ -234,6 +251,8 @@ def main(argv: List[str] | None = None) -> int:
         "attn_segmenter (config)", args.config, {}, test, args.threads, args.batch_size
     )
     rows += rows_cal
+    for name, overrides in CONTROL_ROWS:
+        rows += evaluate_attn(name, args.config, overrides, test, args.threads, args.batch_size)[0]
 
     if args.paper_threshold is None:
         dev = {v: read_conllu_documents(args.dev, strip_final_punct=s) for v, s in VARIANTS.items()}
