@@ -124,3 +124,15 @@ def test_resolution_in_fresh_process_without_import() -> None:
     assert Path(report["config_model_name"]) == model_path
     assert sorted(report["resolved"]) == sorted(f"{r}:{n}" for r, n in names)
     assert all(module.startswith("spacy_attnseg") for module in report["resolved"].values())
+
+
+def test_bert_base_config_builds_without_network() -> None:
+    """The paper's-model config validates and builds; weights load only at initialize."""
+    from pathlib import Path
+
+    from spacy.util import load_config, load_model_from_config
+
+    path = Path(__file__).resolve().parents[1] / "configs" / "bert-base-uncased.cfg"
+    nlp = load_model_from_config(load_config(path), auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["transformer", "attn_segmenter"]
+    assert nlp.get_pipe("attn_segmenter").cfg["layers"] == [-1]
