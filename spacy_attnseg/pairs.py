@@ -42,6 +42,17 @@ def _float_col(values: Any) -> numpy.ndarray:
     return numpy.ascontiguousarray(numpy.asarray(values, dtype=numpy.float32).reshape(-1))
 
 
+def _is_sorted(*columns: numpy.ndarray) -> bool:
+    """Whether rows are in lexicographic order of the columns (first column first)."""
+    earlier_equal = numpy.ones(len(columns[0]) - 1, dtype=bool)
+    for column in columns:
+        step = column[1:].astype(numpy.int64) - column[:-1]
+        if (earlier_equal & (step < 0)).any():
+            return False
+        earlier_equal &= step == 0
+    return True
+
+
 class HeadPairs:
     """High-similarity token pairs of one Doc, one row per (layer, head, i, j).
 
@@ -73,10 +84,8 @@ class HeadPairs:
                 "HeadPairs columns must have equal lengths, got "
                 f"{[len(getattr(self, c)) for c in _COLUMNS]}"
             )
-        if n > 1:
-            order = numpy.lexsort((self.j, self.i, self.head, self.layer))
-            if not numpy.array_equal(order, numpy.arange(n)):
-                self._take(order)
+        if n > 1 and not _is_sorted(self.layer, self.head, self.i, self.j):
+            self._take(numpy.lexsort((self.j, self.i, self.head, self.layer)))
 
     def _take(self, index: numpy.ndarray) -> None:
         self.layer = self.layer[index]

@@ -184,7 +184,7 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
     each pair is ordered so that ``tok_i < tok_j``. When several wordpiece pairs map
     to the same (layer, head, tok_i, tok_j) -- multi-wordpiece tokens, or the same
     pair seen in overlapping windows -- only the one with the highest score is kept.
-    Vectorised with ``numpy.lexsort``; returns a :class:`HeadPairs` sorted by
+    Vectorised (one sort by score, one by pair key); returns a :class:`HeadPairs` sorted by
     (layer, head, i, j).
     """
     table = numpy.asarray(to_numpy(wp2tok), dtype=numpy.int64)
@@ -211,14 +211,17 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
     score = numpy.asarray(wp_pairs.score, dtype=numpy.float32)[ok]
     if not len(a):
         return HeadPairs.empty()
-    # Sort by (head, a, b) and, within a group, by descending score; keep the first.
-    order = numpy.lexsort((-score, b, a, head))
-    head, a, b, score = head[order], a[order], b[order], score[order]
-    first = numpy.r_[True, (head[1:] != head[:-1]) | (a[1:] != a[:-1]) | (b[1:] != b[:-1])]
+    # One int64 key per (head, a, b); visiting pairs by descending score, the first
+    # occurrence of each key is its highest-scoring pair.
+    n_tok = int(max(a.max(), b.max())) + 1
+    key = (head * n_tok + a) * n_tok + b
+    by_score = numpy.argsort(-score, kind="stable")
+    _, first_seen = numpy.unique(key[by_score], return_index=True)
+    keep = by_score[first_seen]
     return HeadPairs(
-        layer=numpy.full((int(first.sum()),), layer, dtype=numpy.int32),
-        head=head[first],
-        i=a[first],
-        j=b[first],
-        score=score[first],
+        layer=numpy.full((len(keep),), layer, dtype=numpy.int32),
+        head=head[keep],
+        i=a[keep],
+        j=b[keep],
+        score=score[keep],
     )
