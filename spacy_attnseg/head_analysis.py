@@ -8,17 +8,12 @@ Fig. 5 semantic segments go to ``doc.spans[spans_key]``, their scores to
 ``doc.spans[spans_key].attrs["scores"]``.
 """
 
-from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy
-import srsly
-from spacy import util
 from spacy.language import Language
-from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_get_examples
-from spacy.util import minibatch
 from thinc.api import get_array_module, to_numpy
 
 from . import pairs as pairs_module
@@ -36,7 +31,7 @@ from .capture import (
 from .errors import Errors
 from .families import n_layers_heads
 from .pairs import HeadPairs
-from .pipeline import _find_transformer
+from .pipeline import AttentionPipe, _find_transformer
 from .segments import semantic_segments
 from .similarity import high_similarity_pairs, map_pairs_to_tokens
 from .windows import wordpiece_tokens
@@ -91,7 +86,7 @@ def make_attn_head_pairs(
     )
 
 
-class AttnHeadPairs(Pipe):
+class AttnHeadPairs(AttentionPipe):
     """Head analysis of the paper's sections 2-3 on every Doc."""
 
     def __init__(
@@ -138,25 +133,6 @@ class AttnHeadPairs(Pipe):
             n_layers, n_heads = n_layers_heads(model.transformer)
             check_capturable(model.transformer, request.resolve(n_layers, n_heads))
             check_layers_heads([(0, head) for head in self.cfg["heads"]], n_layers, n_heads)
-
-    def __call__(self, doc: Doc) -> Doc:
-        error_handler = self.get_error_handler()
-        try:
-            self.set_annotations([doc], self.predict([doc]))
-            return doc
-        except Exception as e:
-            error_handler(self.name, self, [doc], e)
-            return doc
-
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
-        error_handler = self.get_error_handler()
-        for batch in minibatch(stream, size=batch_size):
-            docs = list(batch)
-            try:
-                self.set_annotations(docs, self.predict(docs))
-                yield from docs
-            except Exception as e:
-                error_handler(self.name, self, docs, e)
 
     def predict(self, docs: Iterable[Doc]) -> List[Dict[str, Any]]:
         """Per Doc: its ``HeadPairs`` and semantic segments; the captured head outputs
@@ -237,24 +213,6 @@ class AttnHeadPairs(Pipe):
 
     def update(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, float]:
         return {}
-
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
-
-    def from_disk(
-        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
-    ) -> "AttnHeadPairs":
-        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
-        self.install_capture()
-        return self
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return srsly.json_dumps(self.cfg).encode("utf8")
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnHeadPairs":
-        self.cfg.update(srsly.json_loads(bytes_data))
-        self.install_capture()
-        return self
 
 
 def sentence_ends(doc: Doc) -> numpy.ndarray:

@@ -118,7 +118,62 @@ def _find_transformer(nlp: Language, transformer: str, component: str) -> Any:
     return pipe
 
 
-class AttnSegmenter(Pipe):
+class AttentionPipe(Pipe):
+    """What the components reading the transformer's captured attention share: batched
+    processing through the error handler, and serialization of ``cfg`` (the state the
+    config cannot rebuild, e.g. calibrated heads), after which the capture request is
+    registered again."""
+
+    name: str
+    cfg: Dict[str, Any]
+
+    def install_capture(self) -> None:
+        raise NotImplementedError
+
+    def predict(self, docs: Iterable[Doc]) -> Any:
+        raise NotImplementedError
+
+    def set_annotations(self, docs: Iterable[Doc], results: Any) -> None:
+        raise NotImplementedError
+
+    def __call__(self, doc: Doc) -> Doc:
+        error_handler = self.get_error_handler()
+        try:
+            self.set_annotations([doc], self.predict([doc]))
+        except Exception as e:
+            error_handler(self.name, self, [doc], e)
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        error_handler = self.get_error_handler()
+        for batch in minibatch(stream, size=batch_size):
+            docs = list(batch)
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as e:
+                error_handler(self.name, self, docs, e)
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        return srsly.json_dumps(self.cfg).encode("utf8")
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttentionPipe":
+        self.cfg.update(srsly.json_loads(bytes_data))
+        self.install_capture()
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
+
+    def from_disk(
+        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
+    ) -> "AttentionPipe":
+        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
+        self.install_capture()
+        return self
+
+
+class AttnSegmenter(AttentionPipe):
     """Sentence boundaries from the column sums of chosen attention heads.
 
     Reads the numbers that ``AttentionCapture`` hooks computed during the upstream
@@ -209,25 +264,6 @@ class AttnSegmenter(Pipe):
             check_capturable(self._trf.model.transformer, request.resolve(*self._model_size()))
 
     # -- processing -------------------------------------------------------------------
-
-    def __call__(self, doc: Doc) -> Doc:
-        error_handler = self.get_error_handler()
-        try:
-            self.set_annotations([doc], self.predict([doc]))
-            return doc
-        except Exception as e:
-            error_handler(self.name, self, [doc], e)
-            return doc
-
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
-        error_handler = self.get_error_handler()
-        for batch in minibatch(stream, size=batch_size):
-            docs = list(batch)
-            try:
-                self.set_annotations(docs, self.predict(docs))
-                yield from docs
-            except Exception as e:
-                error_handler(self.name, self, docs, e)
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """Per Doc, the separator score of every token (0 where it may not be one)."""
@@ -326,28 +362,6 @@ class AttnSegmenter(Pipe):
 
     def transformer_pipe(self) -> Any:
         return self._trf
-
-    # -- serialization ----------------------------------------------------------------
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return srsly.json_dumps(self.cfg).encode("utf8")
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnSegmenter":
-        self.cfg.update(srsly.json_loads(bytes_data))
-        self.install_capture()
-        return self
-
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        serialize = {"cfg": lambda p: srsly.write_json(p, self.cfg)}
-        util.to_disk(path, serialize, exclude)
-
-    def from_disk(
-        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
-    ) -> "AttnSegmenter":
-        deserialize = {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}
-        util.from_disk(path, deserialize, exclude)
-        self.install_capture()
-        return self
 
 
 def _concat(arrays: List[Any]) -> Any:
