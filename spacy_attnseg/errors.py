@@ -63,3 +63,31 @@ class Errors:
         "[E014] Cannot read the model '{path}': it is neither a spaCy pipeline directory "
         "(with meta.json) nor a config file (.cfg)."
     )
+    # attn_senter (spacy_attnseg.senter, spacy_attnseg.features)
+    E101 = (
+        "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "
+        "unset). Put a spacy-transformers 'transformer' component before it and process "
+        "texts with `nlp(...)`/`nlp.pipe(...)`. In training, a frozen transformer must "
+        "annotate: list it in both `[training] frozen_components` and "
+        "`annotating_components` (see configs/attn_senter.cfg)."
+    )
+    E102 = (
+        "[E102] Cannot tell how many heads the captured head outputs hold: the transformer "
+        "output has no captured column sums. Initialize the component so that it records "
+        "the model's number of heads."
+    )
+    E103 = (
+        "[E103] `spacy-attnseg.AttnFeatures.v1` needs at least one feature block: set "
+        "`colsums`, `similarities` or `hidden` to true."
+    )
+    E104 = (
+        "[E104] Cannot initialize the attention features: none of the sample docs has "
+        "tokens with wordpieces. Initialize with examples that contain text."
+    )
+    E105 = (
+        "[E105] The transformer '{name}' that '{component}' reads has no weights yet. A "
+        "frozen transformer is not initialized by `spacy train`: add "
+        '`[initialize.before_init] @callbacks = "spacy-attnseg.initialize_frozen.v1"` '
+        "to the config (see configs/attn_senter.cfg), or source the transformer from a "
+        "saved pipeline."
+    )

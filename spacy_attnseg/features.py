@@ -1,0 +1,411 @@
+"""Per-token attention features for the trainable ``attn_senter``.
+
+Everything here is read from what ``AttentionCapture`` and the transformer left in
+``doc._.trf_data`` during the transformer's own pass; nothing runs the model again. For a
+model with ``n_layers`` layers of ``n_heads`` heads (MiniLM: 6 x 12 = 72 heads) a token gets,
+in this order (see :func:`feature_names`):
+
+* **column scores** (``colsums``, ``2 * n_layers * n_heads``): for every head,
+  ``log(1 + c)`` and ``c / max(c)`` where ``c`` is the head's attention column sum at the
+  token (the attention the token receives from the window's real wordpieces; 1 = the
+  uniform share) and the maximum is taken over the window, as in the paper's recipe;
+* **neighbour similarities** (``similarities``, ``2 * n_layers * n_heads + 2``): for every
+  head, the dot product of the head's output vector of the token with that of the
+  previous and of the next token (the context similarity matrix ``H H^T`` one step off its
+  diagonal), divided by the window's mean squared norm of that head's token vectors, then
+  two flags: the token has a previous / a next token in some window;
+* **head outputs** (``context_layers``, ``hidden`` per layer): the token's own
+  concatenated head outputs ``softmax(QK^T/sqrt(d))V`` at the chosen layers (the vectors
+  whose dot products the similarities are), before the attention output projection;
+* **hidden state** (``hidden``): the transformer's ``last_hidden_state`` at the token;
+* **document punctuation** (``doc_punct``, 2): ten times the share of the document's
+  tokens that are sentence-final punctuation, and whether there is any. Text that lost
+  its punctuation needs other cues, and this lets the model tell the two regimes apart.
+
+A token's vector in a window is the mean of its wordpieces' vectors (similarities) or
+their maximum (the others, via :func:`spacy_attnseg.windows.token_values`); a token seen in
+several overlapping windows takes the mean over those windows. Tokens without wordpieces
+(whitespace) get zeros. The heavy parts run on the device of the arrays with thinc ops;
+the ``(n_tokens, n_features)`` result is a numpy array.
+
+:func:`AttnFeatures` wraps this as a Thinc layer ``List[Doc] -> List[Floats2d]`` that also
+standardises every feature with a mean and scale measured when it is initialised.
+"""
+
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Tuple, cast
+
+import numpy
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
+
+from .capture import COLSUM_HEADS, COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
+from .errors import Errors
+from .separators import SENTENCE_FINAL
+from .windows import ops_for, token_values
+
+HIDDEN = "last_hidden_state"
+BLOCKS = ("colsums", "similarities", "context", "hidden", "doc_punct")
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """Which feature blocks a token gets (see the module docstring)."""
+
+    colsums: bool = True
+    similarities: bool = True
+    context_layers: Tuple[int, ...] = ()
+    hidden: bool = False
+    doc_punct: bool = False
+
+    def capture_request(self) -> CaptureRequest:
+        """What the transformer's capture hooks must compute for these features."""
+        if self.similarities:
+            context: Optional[Tuple[int, ...]] = None
+        else:
+            context = tuple(self.context_layers)
+        return CaptureRequest(
+            colsum_layers=None if self.colsums else (),
+            colsum_heads=(),
+            context_layers=context,
+        )
+
+    def resolved_context_layers(self, n_layers: int) -> List[int]:
+        """The head-output layers counted from 0, checked against the model."""
+        out = []
+        for layer in self.context_layers:
+            if not -n_layers <= layer < n_layers:
+                raise ValueError(
+                    Errors.E004.format(layer=layer, n_layers=n_layers, last=n_layers - 1)
+                )
+            out.append(layer % n_layers)
+        return out
+
+    def width(self, n_layers: int, n_heads: int, hidden: int) -> int:
+        return len(feature_names(self, n_layers, n_heads, hidden))
+
+
+def feature_names(spec: FeatureSpec, n_layers: int, n_heads: int, hidden: int) -> List[str]:
+    """A name for every feature column, e.g. ``colsum_log:L2H9``, ``sim_prev:L0H3``,
+    ``context:L3H5:7`` (dimension 7 of head 5's output at layer 3)."""
+    heads = [f"L{layer}H{head}" for layer in range(n_layers) for head in range(n_heads)]
+    names: List[str] = []
+    if spec.colsums:
+        names += [f"colsum_log:{h}" for h in heads] + [f"colsum_rel:{h}" for h in heads]
+    if spec.similarities:
+        names += [f"sim_prev:{h}" for h in heads] + [f"sim_next:{h}" for h in heads]
+        names += ["has_prev", "has_next"]
+    head_dim = hidden // n_heads
+    for layer in spec.resolved_context_layers(n_layers):
+        names += [f"context:L{layer}H{i // head_dim}:{i % head_dim}" for i in range(hidden)]
+    if spec.hidden:
+        names += [f"hidden:{i}" for i in range(hidden)]
+    if spec.doc_punct:
+        names += ["doc_punct_rate", "doc_punct_any"]
+    return names
+
+
+def head_of_feature(name: str) -> Optional[Tuple[int, int]]:
+    """The (layer, head) a feature name belongs to, or None (hidden state, flags)."""
+    _, _, suffix = name.partition(":")
+    suffix = suffix.partition(":")[0]
+    if not suffix.startswith("L") or "H" not in suffix:
+        return None
+    layer, _, head = suffix[1:].partition("H")
+    return int(layer), int(head)
+
+
+def doc_features(
+    doc: Doc,
+    spec: FeatureSpec,
+    *,
+    n_heads: Optional[int] = None,
+    n_layers: Optional[int] = None,
+    component: str = "attn_senter",
+) -> Floats2d:
+    """The ``(len(doc), n_features)`` float32 feature matrix of ``doc`` (numpy).
+
+    ``n_heads`` (heads per layer) splits the captured head outputs into heads and
+    ``n_layers`` resolves negative ``context_layers``; when None they are read from the
+    captured column sums.
+
+    Raises a ``ValueError`` when the doc has no transformer output or the output lacks the
+    captured numbers the spec needs. A doc without wordpieces gets a ``(len(doc), 0)``
+    matrix; :class:`AttnFeatures` pads it to the full width with zeros.
+    """
+    n_tokens = len(doc)
+    trf_data = getattr(doc._, "trf_data", None) if Doc.has_extension("trf_data") else None
+    if trf_data is None:
+        raise ValueError(Errors.E101.format(component=component))
+    if n_tokens == 0 or trf_data.wordpieces.input_ids.size == 0 or not len(trf_data.align.dataXd):
+        return cast(Floats2d, numpy.zeros((n_tokens, 0), dtype="float32"))
+    output = trf_data.model_output
+    align = trf_data.align
+    blocks: List[numpy.ndarray] = []
+    if spec.colsums:
+        if COLSUMS not in output:
+            raise ValueError(Errors.E006.format(component=component))
+        blocks.append(colsum_features(output[COLSUMS], align, n_tokens))
+    if spec.similarities or spec.context_layers:
+        if CONTEXT not in output:
+            raise ValueError(Errors.E006.format(component=component))
+        captured = [
+            int(layer)
+            for layer in ops_for(output[CONTEXT_LAYERS]).to_numpy(output[CONTEXT_LAYERS][0])
+        ]
+        context = dict(zip(captured, output[CONTEXT], strict=True))
+        heads, layers = (n_heads, n_layers) if n_heads and n_layers else _model_size(output)
+    if spec.similarities:
+        arrays = [context[layer] for layer in sorted(context)]
+        if len(arrays) != layers:
+            raise ValueError(Errors.E006.format(component=component))
+        blocks.append(similarity_features(arrays, heads, align, n_tokens))
+    if spec.context_layers:
+        chosen = spec.resolved_context_layers(layers)
+        if any(layer not in context for layer in chosen):
+            raise ValueError(Errors.E006.format(component=component))
+        xp = ops_for(context[chosen[0]]).xp
+        stacked = xp.concatenate([context[layer] for layer in chosen], axis=2)
+        blocks.append(token_values(stacked, align, n_tokens))
+    if spec.hidden:
+        blocks.append(token_values(output[HIDDEN], align, n_tokens))
+    if spec.doc_punct:
+        blocks.append(doc_punct_features(doc))
+    return cast(Floats2d, numpy.concatenate(blocks, axis=1).astype("float32", copy=False))
+
+
+def _model_size(output: Any) -> Tuple[int, int]:
+    """(n_heads, n_layers) from the captured column sums."""
+    if COLSUM_HEADS in output:
+        heads = ops_for(output[COLSUM_HEADS]).to_numpy(output[COLSUM_HEADS][0])
+        layers = {int(layer) for layer, _ in heads}
+        return len(heads) // max(1, len(layers)), max(layers) + 1
+    raise ValueError(Errors.E102)
+
+
+def doc_punct_features(doc: Doc) -> numpy.ndarray:
+    """Ten times the share of sentence-final punctuation tokens in the doc, and whether
+    there is any, repeated for every token: ``(len(doc), 2)``."""
+    n_final = sum(token.text in SENTENCE_FINAL for token in doc)
+    rate = n_final / max(1, len(doc))
+    row = numpy.array([10.0 * rate, float(n_final > 0)], dtype="float32")
+    return numpy.repeat(row[None, :], len(doc), axis=0)
+
+
+def colsum_features(colsums: Any, align: Ragged, n_tokens: int) -> numpy.ndarray:
+    """``log(1 + c)`` and ``c / window max`` per head for every token: ``(n_tokens, 2H)``.
+
+    ``colsums`` is ``(n_windows, H, L)``, as captured, on any device.
+    """
+    ops = ops_for(colsums)
+    xp = ops.xp
+    values = xp.asarray(colsums, dtype="float32").transpose(0, 2, 1)  # (n_win, L, H)
+    top = values.max(axis=1, keepdims=True)
+    relative = values / xp.where(top > 0, top, 1.0)
+    stacked = xp.concatenate([xp.log1p(xp.maximum(values, 0.0)), relative], axis=2)
+    return token_values(xp.ascontiguousarray(stacked), align, n_tokens)
+
+
+def _window_segments(
+    align: Ragged, length: int
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The alignment sorted by (window, token, row) and cut into (window, token) segments.
+
+    Returns the sorted wordpiece rows, the length, token and window of every segment.
+    Within a window, consecutive segments are neighbouring tokens (tokens without
+    wordpieces are skipped).
+    """
+    rows = numpy.asarray(align.dataXd, dtype="int64")
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    windows = rows // length
+    order = numpy.lexsort((rows, tokens, windows))
+    rows, tokens, windows = rows[order], tokens[order], windows[order]
+    new = numpy.ones(len(rows), dtype=bool)
+    new[1:] = (tokens[1:] != tokens[:-1]) | (windows[1:] != windows[:-1])
+    starts = numpy.flatnonzero(new)
+    seg_lengths = numpy.diff(numpy.append(starts, len(rows)))
+    return rows, seg_lengths, tokens[starts], windows[starts]
+
+
+def similarity_features(
+    context: Sequence[Any], n_heads: int, align: Ragged, n_tokens: int
+) -> numpy.ndarray:
+    """Per head, normalised dot products of each token's head output with its previous and
+    next token's: ``(n_tokens, 2 * n_layers * n_heads + 2)`` (prev block, next block,
+    has_prev, has_next).
+
+    ``context`` holds one ``(n_windows, L, hidden)`` array per layer: the concatenated
+    head outputs ``softmax(QK^T/sqrt(d))V`` the capture hooks record.
+    """
+    n_layers = len(context)
+    n_windows, length, hidden = context[0].shape
+    if hidden % n_heads:
+        raise ValueError(Errors.E011.format(layer="?", width=hidden, n_heads=n_heads))
+    n_pairs_out = n_layers * n_heads
+    prev = numpy.zeros((n_tokens, n_pairs_out), dtype="float32")
+    nxt = numpy.zeros((n_tokens, n_pairs_out), dtype="float32")
+    prev_count = numpy.zeros((n_tokens,), dtype="float32")
+    next_count = numpy.zeros((n_tokens,), dtype="float32")
+    rows, seg_lengths, seg_tokens, seg_windows = _window_segments(align, length)
+    if len(rows):
+        ops = ops_for(context[0])
+        xp = ops.xp
+        index = xp.asarray(rows)
+        gathered = xp.concatenate(
+            [xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index] for layer in context],
+            axis=1,
+        )
+        pooled = ops.reduce_mean(
+            ops.asarray2f(gathered), cast(Ints1d, xp.asarray(seg_lengths, dtype="int32"))
+        )
+        per_head: Any = pooled.reshape((len(seg_lengths), n_pairs_out, -1))
+        squares = (per_head * per_head).sum(axis=2)  # (n_seg, n_layers * n_heads)
+        _, window_counts = numpy.unique(seg_windows, return_counts=True)
+        window_norm = ops.reduce_mean(
+            ops.asarray2f(squares), cast(Ints1d, xp.asarray(window_counts, dtype="int32"))
+        )
+        seg_window_index = numpy.repeat(numpy.arange(len(window_counts)), window_counts)
+        pair = numpy.flatnonzero(seg_windows[1:] == seg_windows[:-1])
+        if len(pair):
+            left = xp.asarray(pair)
+            dots = (per_head[left] * per_head[left + 1]).sum(axis=2)
+            norm = window_norm[xp.asarray(seg_window_index[pair])]
+            sims = ops.to_numpy(dots / xp.where(norm > 0, norm, 1.0)).astype("float32")
+            left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
+            numpy.add.at(prev, right_tokens, sims)
+            numpy.add.at(nxt, left_tokens, sims)
+            numpy.add.at(prev_count, right_tokens, 1.0)
+            numpy.add.at(next_count, left_tokens, 1.0)
+    prev /= numpy.maximum(prev_count, 1.0)[:, None]
+    nxt /= numpy.maximum(next_count, 1.0)[:, None]
+    flags = numpy.stack([prev_count > 0, next_count > 0], axis=1).astype("float32")
+    return numpy.concatenate([prev, nxt, flags], axis=1)
+
+
+# -- the Thinc layer ------------------------------------------------------------------
+
+
+def AttnFeatures(
+    *,
+    colsums: bool = True,
+    similarities: bool = True,
+    context_layers: Sequence[int] = (),
+    hidden: bool = False,
+    doc_punct: bool = False,
+) -> Model[List[Doc], List[Floats2d]]:
+    """Standardised attention features of every token, from ``doc._.trf_data``.
+
+    No trainable weights: ``mean`` and ``scale`` (1 / standard deviation) are measured on
+    the docs given to ``initialize`` (which must carry ``trf_data``) and saved with the
+    model. Output width ``nO`` is set then too.
+    """
+    if not (colsums or similarities or context_layers or hidden or doc_punct):
+        raise ValueError(Errors.E103)
+    return Model(
+        "attn_features",
+        _features_forward,
+        init=_features_init,
+        dims={"nO": None},
+        params={"mean": None, "scale": None},
+        attrs={
+            "colsums": colsums,
+            "similarities": similarities,
+            "context_layers": [int(layer) for layer in context_layers],
+            "hidden": hidden,
+            "doc_punct": doc_punct,
+            "n_heads": 0,
+            "n_layers": 0,
+        },
+    )
+
+
+def spec_of(model: Model) -> FeatureSpec:
+    """The :class:`FeatureSpec` of an :func:`AttnFeatures` layer."""
+    return FeatureSpec(
+        colsums=bool(model.attrs["colsums"]),
+        similarities=bool(model.attrs["similarities"]),
+        context_layers=tuple(int(layer) for layer in model.attrs["context_layers"]),
+        hidden=bool(model.attrs["hidden"]),
+        doc_punct=bool(model.attrs["doc_punct"]),
+    )
+
+
+def _raw_features(model: Model, docs: Sequence[Doc], width: Optional[int]) -> List[Floats2d]:
+    spec = spec_of(model)
+    n_heads = int(model.attrs.get("n_heads") or 0) or None
+    n_layers = int(model.attrs.get("n_layers") or 0) or None
+    out = []
+    for doc in docs:
+        values = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
+        if values.shape[1] == 0 and width:
+            values = cast(Floats2d, numpy.zeros((len(doc), width), dtype="float32"))
+        out.append(values)
+    return out
+
+
+def _features_forward(
+    model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    width = model.get_dim("nO")
+    mean = model.get_param("mean")
+    scale = model.get_param("scale")
+    outputs = []
+    for values in _raw_features(model, docs, width):
+        array = model.ops.asarray2f(values)
+        if len(array):
+            array = (array - mean) * scale
+        outputs.append(array)
+
+    def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
+        return []
+
+    return outputs, backprop
+
+
+def _features_init(
+    model: Model[List[Doc], List[Floats2d]],
+    X: Optional[List[Doc]] = None,
+    Y: Optional[Any] = None,
+) -> None:
+    if X is None:
+        if model.has_dim("nO") and model.get_dim("nO") and not model.has_param("mean"):
+            width = model.get_dim("nO")
+            model.set_param("mean", model.ops.alloc1f(width))
+            model.set_param("scale", model.ops.alloc1f(width) + 1.0)
+        return
+    matrices = [m for m in _raw_features(model, X, None) if m.shape[1] and len(m)]
+    if not matrices:
+        raise ValueError(Errors.E104)
+    stacked: numpy.ndarray = numpy.concatenate([numpy.asarray(m) for m in matrices], axis=0)
+    mean, scale = standardisation(stacked)
+    model.set_dim("nO", stacked.shape[1], force=True)
+    model.set_param("mean", model.ops.asarray1f(mean))
+    model.set_param("scale", model.ops.asarray1f(scale))
+
+
+def standardisation(values: numpy.ndarray, *, min_std: float = 1e-3) -> Tuple[Floats1d, Floats1d]:
+    """Column means and ``1 / std`` (features that barely vary are only centred)."""
+    mean = values.mean(axis=0)
+    std = values.std(axis=0)
+    scale = numpy.where(std > min_std, 1.0 / numpy.maximum(std, min_std), 1.0)
+    return (
+        cast(Floats1d, mean.astype("float32")),
+        cast(Floats1d, scale.astype("float32")),
+    )
+
+
+__all__ = [
+    "AttnFeatures",
+    "BLOCKS",
+    "FeatureSpec",
+    "colsum_features",
+    "doc_features",
+    "doc_punct_features",
+    "feature_names",
+    "head_of_feature",
+    "similarity_features",
+    "spec_of",
+    "standardisation",
+]

@@ -1,0 +1,312 @@
+"""The ``attn_senter`` factory and component: a trainable sentence recognizer over the
+attention of a frozen spacy-transformers ``transformer``.
+
+Where ``attn_segmenter`` thresholds the column scores of a few chosen heads,
+``attn_senter`` learns a small model (``spacy-attnseg.AttnSenterModel.v1``) over the
+attention features of all layers and heads (``spacy_attnseg.features``), optionally with
+word identities. Like ``attn_segmenter`` it reads what ``AttentionCapture`` computed
+during the transformer's own pass and never runs the transformer itself.
+
+It is spaCy's ``senter`` with another model and input: labels "I"/"S" per token,
+``token.is_sent_start`` written only where unset unless ``overwrite``, scored by
+``spacy.senter_scorer.v1``, weights saved by ``to_disk``. Train it with ``spacy train``
+and the transformer frozen *and annotating* (``configs/attn_senter.cfg``): ``nlp.update``
+skips frozen components, and only an annotating one still sets ``doc._.trf_data`` on the
+training docs.
+"""
+
+from itertools import islice
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline.senter import SentenceRecognizer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_get_examples
+from spacy.util import registry
+from thinc.api import Config, Model
+from thinc.types import Floats2d
+
+from . import architectures  # noqa: F401  (registers the model's architectures)
+from .capture import AttentionCapture
+from .errors import Errors
+from .families import n_layers_heads
+from .features import FeatureSpec, feature_names, spec_of
+from .pipeline import _find_transformer
+
+DEFAULT_MODEL_CONFIG = """
+[model]
+@architectures = "spacy-attnseg.AttnSenterModel.v1"
+width = 256
+window_size = 1
+depth = 2
+maxout_pieces = 2
+dropout = 0.2
+
+[model.features]
+@architectures = "spacy-attnseg.AttnFeatures.v1"
+colsums = true
+similarities = true
+context_layers = [1, 2, 3, 4]
+hidden = false
+doc_punct = true
+
+[model.words]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 64
+attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
+rows = [5000, 1000, 2500, 2500]
+include_static_vectors = false
+"""
+DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
+
+# Docs the transformer annotates in ``initialize`` to measure the feature statistics.
+INIT_SAMPLE = 64
+
+
+@Language.factory(
+    "attn_senter",
+    requires=["doc._.trf_data"],
+    assigns=["token.is_sent_start", "doc.sents"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "transformer": "transformer",
+        "threshold": 0.25,
+        "overwrite": False,
+        "scorer": {"@scorers": "spacy.senter_scorer.v1"},
+    },
+    default_score_weights={"sents_f": 1.0, "sents_p": 0.0, "sents_r": 0.0},
+)
+def make_attn_senter(
+    nlp: Language,
+    name: str,
+    model: Model[List[Doc], List[Floats2d]],
+    transformer: str,
+    threshold: float,
+    overwrite: bool,
+    scorer: Optional[Callable],
+) -> "AttnSenter":
+    """Learn sentence starts from the attention of all layers and heads.
+
+    model (Model[List[Doc], List[Floats2d]]): P(I), P(S) per token, e.g.
+        ``spacy-attnseg.AttnSenterModel.v1``; its ``features`` layer says which captured
+        numbers the transformer must provide.
+    transformer (str): name of the upstream spacy-transformers component.
+    threshold (float): a token starts a sentence when P(S) reaches it.
+    overwrite (bool): replace sentence boundaries already set by earlier components.
+    """
+    return AttnSenter(
+        nlp,
+        model,
+        name,
+        transformer=transformer,
+        threshold=threshold,
+        overwrite=overwrite,
+        scorer=scorer,
+    )
+
+
+def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
+    """The named spacy-transformers component, also while it is disabled (``spacy train``
+    disables frozen components during ``nlp.initialize``)."""
+    if transformer in nlp.pipe_names or transformer not in nlp.component_names:
+        return _find_transformer(nlp, transformer, component)
+    from spacy_transformers import Transformer
+
+    pipe = nlp.get_pipe(transformer)
+    if not isinstance(pipe, Transformer):
+        kind = nlp.get_pipe_meta(transformer).factory
+        raise ValueError(Errors.E002.format(name=transformer, kind=kind, component=component))
+    return pipe
+
+
+class AttnSenter(SentenceRecognizer):
+    """spaCy's sentence recognizer over the captured attention of a transformer."""
+
+    def __init__(
+        self,
+        nlp: Language,
+        model: Model[List[Doc], List[Floats2d]],
+        name: str = "attn_senter",
+        *,
+        transformer: str = "transformer",
+        threshold: float = 0.25,
+        overwrite: bool = False,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(Errors.E010.format(value=threshold))
+        if scorer is None:
+            scorer = registry.scorers.get("spacy.senter_scorer.v1")()
+        super().__init__(nlp.vocab, model, name, overwrite=overwrite, scorer=scorer)
+        self.cfg.update({"transformer": transformer, "threshold": float(threshold)})
+        self._trf = find_transformer(nlp, transformer, name)
+        self.install_capture()
+
+    # -- the transformer and its capture ----------------------------------------------
+
+    @property
+    def features(self) -> Model:
+        """The model's feature layer (``spacy-attnseg.AttnFeatures.v1``)."""
+        return self.model.get_ref("features")
+
+    @property
+    def feature_spec(self) -> FeatureSpec:
+        return spec_of(self.features)
+
+    @property
+    def capture(self) -> AttentionCapture:
+        return AttentionCapture.attach(self._trf.model)
+
+    def transformer_pipe(self) -> Any:
+        return self._trf
+
+    def install_capture(self) -> None:
+        """Ask the transformer's capture hooks for what the features need, and record the
+        model's number of heads once its weights are loaded."""
+        self.capture.request(self.name, self.feature_spec.capture_request())
+        trf_model = self._trf.model
+        if trf_model.attrs.get("has_transformer"):
+            n_layers, n_heads = n_layers_heads(trf_model.transformer)
+            self.feature_spec.resolved_context_layers(n_layers)
+            self.features.attrs["n_heads"] = n_heads
+            self.features.attrs["n_layers"] = n_layers
+
+    def feature_names(self) -> List[str]:
+        """A name per feature column of the model's input (attention features first, then
+        the word embedding's columns if any)."""
+        trf_model = self._trf.model
+        if not trf_model.attrs.get("has_transformer"):
+            raise ValueError(Errors.E007)
+        n_layers, n_heads = n_layers_heads(trf_model.transformer)
+        hidden = int(trf_model.transformer.config.hidden_size)
+        names = feature_names(self.feature_spec, n_layers, n_heads, hidden)
+        if self.model.has_ref("words"):
+            width = self.model.get_ref("words").get_dim("nO")
+            names += [f"words:{i}" for i in range(width)]
+        return names
+
+    # -- processing -------------------------------------------------------------------
+
+    @property
+    def threshold(self) -> float:
+        return float(self.cfg.get("threshold", 0.25))
+
+    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """Per Doc, 1 where a sentence starts (P(S) >= threshold) and 0 elsewhere."""
+        docs = list(docs)
+        if not any(len(doc) for doc in docs):
+            return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
+        return [self._decide(scores) for scores in self.model.predict(docs)]
+
+    def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
+        """Per Doc, P(S) of every token (numpy)."""
+        docs = list(docs)
+        if not any(len(doc) for doc in docs):
+            return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
+        return [self.model.ops.to_numpy(s[:, 1]) for s in self.model.predict(docs)]
+
+    def _decide(self, scores: Floats2d) -> numpy.ndarray:
+        probs = self.model.ops.to_numpy(scores[:, 1]) if len(scores) else numpy.zeros((0,))
+        return (probs >= self.threshold).astype("int32")
+
+    # -- initialization ---------------------------------------------------------------
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        n_sample: int = INIT_SAMPLE,
+    ) -> None:
+        """Build the model from a sample of the examples: the transformer annotates up to
+        ``n_sample`` of them, spread over the data, and the feature layer measures its
+        standardisation on their tokens.
+
+        The transformer must have weights: in ``spacy train`` a frozen transformer is not
+        initialized, so the config adds the ``spacy-attnseg.initialize_frozen.v1``
+        callback (see configs/attn_senter.cfg)."""
+        validate_get_examples(get_examples, "AttnSenter.initialize")
+        if nlp is not None:
+            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
+        if not self._trf.model.attrs.get("has_transformer"):
+            raise ValueError(Errors.E105.format(name=self.cfg["transformer"], component=self.name))
+        self.install_capture()
+        util.check_lexeme_norms(self.vocab, "attn_senter")
+        examples = [eg for eg in get_examples() if len(eg.x)]
+        if not examples:
+            examples = [Example.from_dict(Doc(self.vocab, words=["Hello", "."]), {})]
+        step = max(1, len(examples) // max(1, n_sample))
+        sample = list(islice(examples[::step], n_sample))
+        docs = list(self._trf.pipe([eg.x.copy() for eg in sample]))
+        labels = []
+        for eg in sample:
+            gold = eg.get_aligned("SENT_START")
+            rows = [[0.0, 1.0] if tag == 1 else [1.0, 0.0] for tag in gold]
+            labels.append(self.model.ops.asarray2f(numpy.asarray(rows, dtype="float32")))
+        self.model.initialize(X=docs, Y=labels)
+
+    # -- serialization ----------------------------------------------------------------
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnSenter":
+        super().from_bytes(bytes_data, exclude=exclude)
+        self.install_capture()
+        return self
+
+    def from_disk(
+        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
+    ) -> "AttnSenter":
+        super().from_disk(path, exclude=exclude)
+        self.install_capture()
+        return self
+
+
+@registry.callbacks("spacy-attnseg.initialize_frozen.v1")
+def create_initialize_frozen(
+    components: Sequence[str] = ("transformer",),
+) -> Callable[[Language], Language]:
+    """An ``[initialize.before_init]`` callback that loads the weights of frozen
+    spacy-transformers components.
+
+    ``spacy train`` disables frozen components while it initializes the pipeline, so a
+    frozen transformer that is not sourced from a saved pipeline would never load its
+    Hugging Face weights. This callback initializes each named component that has no
+    weights yet (a sourced or loaded one is left alone), and tells the listeners of the
+    components after it (e.g. a ``senter`` on a ``TransformerListener``) the width.
+    """
+
+    def initialize_frozen(nlp: Language) -> Language:
+        for name in components:
+            pipe: Any = nlp.get_pipe(name)
+            model = getattr(pipe, "model", None)
+            if isinstance(model, Model) and model.attrs.get("has_transformer") is False:
+                pipe.initialize(lambda: [], nlp=nlp)
+                # A disabled component is not in nlp.pipeline, so initialize() did not
+                # reach its listeners: give them the model's width now that it is known.
+                if hasattr(pipe, "find_listeners"):
+                    for _, proc in nlp.pipeline:
+                        pipe.find_listeners(proc)
+        return nlp
+
+    return initialize_frozen
+
+
+def settings(nlp: Language, name: str = "attn_senter") -> Dict[str, Any]:
+    """The component's threshold, transformer and feature blocks, for reports."""
+    pipe = nlp.get_pipe(name)
+    assert isinstance(pipe, AttnSenter)
+    spec = pipe.feature_spec
+    return {
+        "threshold": pipe.threshold,
+        "transformer": pipe.cfg["transformer"],
+        "features": {
+            "colsums": spec.colsums,
+            "similarities": spec.similarities,
+            "context_layers": list(spec.context_layers),
+            "hidden": spec.hidden,
+            "doc_punct": spec.doc_punct,
+            "words": pipe.model.has_ref("words"),
+        },
+    }

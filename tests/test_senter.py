@@ -1,0 +1,321 @@
+"""Tests for the trainable ``attn_senter`` (spacy_attnseg.senter, .features, .architectures)
+on the embedded MiniLM."""
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config, registry
+
+import spacy_attnseg
+from spacy_attnseg.capture import AttentionCapture
+from spacy_attnseg.features import (
+    FeatureSpec,
+    doc_features,
+    feature_names,
+    head_of_feature,
+)
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+ATTN_SENTER_CFG = CONFIGS / "attn_senter.cfg"
+SENTER_LISTENER_CFG = CONFIGS / "senter_listener.cfg"
+
+TEXTS = [
+    "The museum opened in 1902. It holds paintings from the region. Visitors come daily.",
+    "I called the office twice. Nobody answered! Should I try again tomorrow?",
+    "We stayed three nights at the hotel. The rooms were clean. Breakfast was good.",
+    "She studied physics in Berlin. Later she moved to Paris. Her work won prizes.",
+    "the bridge was finished in 1937 it carries six lanes of traffic the tolls pay for it",
+    "my order never arrived i wrote to support twice nobody replied",
+]
+
+
+@pytest.fixture(scope="module")
+def trf_nlp(request: pytest.FixtureRequest) -> Language:
+    """The embedded MiniLM pipeline (the shared ``minilm_nlp`` fixture when there is one)."""
+    try:
+        return request.getfixturevalue("minilm_nlp")
+    except pytest.FixtureLookupError:
+        return spacy_attnseg.load_pipeline()
+
+
+def _examples(nlp: Language, texts: List[str]) -> List[Example]:
+    """Examples whose gold sentences are the texts' sentences (split at . ! ? or, for the
+    lowercased unpunctuated texts, at known starts)."""
+    unpunctuated_starts = {"it", "the", "i", "nobody"}
+    examples = []
+    for text in texts:
+        predicted = nlp.make_doc(text)
+        reference = predicted.copy()
+        for i, token in enumerate(reference):
+            if i == 0:
+                token.is_sent_start = True
+            elif text[0].isupper():
+                token.is_sent_start = reference[i - 1].text in {".", "!", "?"}
+            else:
+                token.is_sent_start = token.text in unpunctuated_starts and i > 2
+        examples.append(Example(predicted, reference))
+    return examples
+
+
+# -- registry and config ---------------------------------------------------------------
+
+
+def test_registered_names_resolve() -> None:
+    assert registry.architectures.get("spacy-attnseg.AttnSenterModel.v1")
+    assert registry.architectures.get("spacy-attnseg.AttnFeatures.v1")
+    assert registry.callbacks.get("spacy-attnseg.initialize_frozen.v1")
+    assert Language.has_factory("attn_senter")
+
+
+@pytest.mark.parametrize("path", [ATTN_SENTER_CFG, SENTER_LISTENER_CFG])
+def test_configs_validate(path: Path) -> None:
+    config = load_config(path)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names[0] == "transformer"
+    assert config["training"]["frozen_components"] == ["transformer"]
+    assert config["training"]["annotating_components"] == ["transformer"]
+
+
+# -- features against an independent computation ----------------------------------------
+
+
+def _reference_features(
+    doc: Doc, hf: Any, tokenizer: Any, n_heads: int, context_layers: List[int]
+) -> numpy.ndarray:
+    """Column scores, neighbour similarities, head outputs, hidden states and document
+    punctuation of every token, from the Hugging Face model's eager attention maps and
+    value projections, with plain loops."""
+    trf_data = doc._.trf_data
+    ids = torch.as_tensor(numpy.asarray(trf_data.wordpieces.input_ids), dtype=torch.long)
+    mask = torch.as_tensor(numpy.asarray(trf_data.wordpieces.attention_mask), dtype=torch.long)
+    training = hf.training  # thinc's PyTorch shim leaves the module in training mode
+    hf.eval()
+    try:
+        with torch.no_grad():
+            out = hf(
+                input_ids=ids,
+                attention_mask=mask,
+                output_attentions=True,
+                output_hidden_states=True,
+            )
+    finally:
+        hf.train(training)
+    with torch.no_grad():
+        attentions = [a.double().numpy() for a in out.attentions]  # (W, H, L, L)
+        contexts = []
+        for layer, module in enumerate(hf.encoder.layer):
+            values = module.attention.self.value(out.hidden_states[layer]).double()
+            w, length, width = values.shape
+            values = values.view(w, length, n_heads, -1).permute(0, 2, 1, 3)
+            ctx = torch.matmul(torch.as_tensor(attentions[layer]), values)  # (W, H, L, d)
+            contexts.append(ctx.numpy())
+    last = out.last_hidden_state.double().numpy()
+    special = set(tokenizer.all_special_ids)
+    keep = (mask.numpy() > 0) & ~numpy.isin(ids.numpy(), list(special))
+    n_windows, length = ids.shape
+    lengths = numpy.asarray(trf_data.align.lengths)
+    data = numpy.asarray(trf_data.align.dataXd).ravel()
+    offsets = numpy.concatenate([[0], numpy.cumsum(lengths)])
+    positions: List[Dict[int, List[int]]] = []
+    for i in range(len(doc)):
+        per_window: Dict[int, List[int]] = {}
+        for row in data[offsets[i] : offsets[i + 1]]:
+            per_window.setdefault(int(row) // length, []).append(int(row) % length)
+        positions.append(per_window)
+    n_layers = len(attentions)
+    heads = [(layer, h) for layer in range(n_layers) for h in range(n_heads)]
+    n_tokens = len(doc)
+    col_log = numpy.zeros((n_tokens, len(heads)))
+    col_rel = numpy.zeros((n_tokens, len(heads)))
+    for k, (layer, h) in enumerate(heads):
+        cols = numpy.zeros((n_windows, length))
+        for w in range(n_windows):
+            rows = attentions[layer][w, h][keep[w]]  # real queries only
+            cols[w] = rows.sum(axis=0) * keep[w]
+        rel = cols / cols.max(axis=1, keepdims=True)
+        for i in range(n_tokens):
+            if positions[i]:
+                col_log[i, k] = numpy.mean(
+                    [numpy.log1p(cols[w, p]).max() for w, p in positions[i].items()]
+                )
+                col_rel[i, k] = numpy.mean([rel[w, p].max() for w, p in positions[i].items()])
+    prev = numpy.zeros((n_tokens, len(heads)))
+    nxt = numpy.zeros((n_tokens, len(heads)))
+    n_prev = numpy.zeros(n_tokens)
+    n_next = numpy.zeros(n_tokens)
+    for w in range(n_windows):
+        present = [i for i in range(n_tokens) if w in positions[i]]
+        for k, (layer, h) in enumerate(heads):
+            vectors = {i: contexts[layer][w, h, positions[i][w]].mean(axis=0) for i in present}
+            norm = numpy.mean([v @ v for v in vectors.values()])
+            for a, b in zip(present[:-1], present[1:], strict=True):
+                sim = vectors[a] @ vectors[b] / norm
+                prev[b, k] += sim
+                nxt[a, k] += sim
+        for a, b in zip(present[:-1], present[1:], strict=True):
+            n_prev[b] += 1
+            n_next[a] += 1
+    prev /= numpy.maximum(n_prev, 1)[:, None]
+    nxt /= numpy.maximum(n_next, 1)[:, None]
+
+    def pooled(values: numpy.ndarray) -> numpy.ndarray:  # values: (W, L, C)
+        out = numpy.zeros((n_tokens, values.shape[2]))
+        for i in range(n_tokens):
+            if positions[i]:
+                out[i] = numpy.mean([values[w, p].max(axis=0) for w, p in positions[i].items()], 0)
+        return out
+
+    head_outputs = [
+        pooled(contexts[layer].transpose(0, 2, 1, 3).reshape(n_windows, length, -1))
+        for layer in context_layers
+    ]
+    hidden = pooled(last)
+    flags = numpy.stack([n_prev > 0, n_next > 0], axis=1)
+    final = sum(token.text in {".", "!", "?"} for token in doc)
+    punct = numpy.tile([10.0 * final / len(doc), float(final > 0)], (n_tokens, 1))
+    blocks = [col_log, col_rel, prev, nxt, flags, *head_outputs, hidden, punct]
+    return numpy.concatenate(blocks, axis=1)
+
+
+def test_features_match_independent_computation(trf_nlp: Language) -> None:
+    trf = trf_nlp.get_pipe("transformer")
+    capture = AttentionCapture.attach(trf.model)
+    spec = FeatureSpec(context_layers=(1, -2), hidden=True, doc_punct=True)
+    capture.request("test_senter", spec.capture_request())
+    # Two overlapping 128-token windows, a long word split into wordpieces and a
+    # whitespace token without wordpieces.
+    text = " ".join(TEXTS[:4] * 2) + "  Antidisestablishmentarianism was discussed."
+    try:
+        with trf_nlp.select_pipes(enable=["transformer"]):
+            doc = trf_nlp(text)
+    finally:
+        capture.withdraw("test_senter")
+    assert doc._.trf_data.wordpieces.input_ids.shape[0] == 2
+    hf = trf.model.transformer
+    n_layers, n_heads = hf.config.num_hidden_layers, hf.config.num_attention_heads
+    ours = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
+    names = feature_names(spec, n_layers, n_heads, hf.config.hidden_size)
+    assert ours.shape == (len(doc), len(names))
+    assert head_of_feature("sim_prev:L2H9") == (2, 9) and head_of_feature("hidden:3") is None
+    assert head_of_feature("context:L4H3:7") == (4, 3)
+    reference = _reference_features(doc, hf, trf.model.tokenizer, n_heads, [1, n_layers - 2])
+    numpy.testing.assert_allclose(ours, reference, rtol=2e-3, atol=2e-3)
+    space = [i for i, token in enumerate(doc) if token.is_space]
+    assert space and not ours[space][:, :-2].any()  # the doc_punct block is per document
+
+
+# -- training, serialization -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    """A pipeline from configs/attn_senter.cfg trained for a few steps with the
+    transformer frozen and annotating, as ``spacy train`` runs it."""
+    torch.manual_seed(0)
+    config = load_config(ATTN_SENTER_CFG)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    examples = _examples(nlp, TEXTS)
+    nlp.initialize(lambda: examples)
+    optimizer = nlp.create_optimizer()
+    losses = []
+    for _ in range(12):
+        step: Dict[str, float] = {}
+        nlp.update(
+            examples,
+            sgd=optimizer,
+            losses=step,
+            drop=0.0,
+            exclude=["transformer"],
+            annotates=["transformer"],
+        )
+        losses.append(step["attn_senter"])
+    path = tmp_path_factory.mktemp("attn_senter") / "pipeline"
+    nlp.to_disk(path)
+    return {"nlp": nlp, "losses": losses, "path": path, "examples": examples}
+
+
+def test_training_lowers_the_loss(trained: Dict[str, Any]) -> None:
+    losses = trained["losses"]
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_to_disk_and_spacy_load_round_trip(trained: Dict[str, Any]) -> None:
+    nlp = trained["nlp"]
+    loaded = spacy.load(trained["path"])
+    assert loaded.pipe_names == ["transformer", "attn_senter"]
+    texts = [*TEXTS, "A short one. And another."]
+    before = list(nlp.pipe(texts))
+    after = list(loaded.pipe(texts))
+    for a, b in zip(before, after, strict=True):
+        assert [t.is_sent_start for t in a] == [t.is_sent_start for t in b]
+    probs_a = nlp.get_pipe("attn_senter").predict_proba(before)
+    probs_b = loaded.get_pipe("attn_senter").predict_proba(after)
+    for x, y in zip(probs_a, probs_b, strict=True):
+        numpy.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
+    assert loaded.get_pipe("attn_senter").cfg["threshold"] == nlp.get_pipe("attn_senter").threshold
+
+
+def test_learned_the_training_sentences(trained: Dict[str, Any]) -> None:
+    nlp = trained["nlp"]
+    scores = nlp.evaluate(trained["examples"])
+    assert scores["sents_f"] > 0.8
+
+
+def test_empty_docs_and_overwrite(trained: Dict[str, Any]) -> None:
+    nlp = trained["nlp"]
+    assert len(nlp("")) == 0
+    docs = list(nlp.pipe(["", "One thing. Another thing.", " "]))
+    assert [len(d) for d in docs][0] == 0
+    assert docs[1][0].is_sent_start
+    senter = nlp.get_pipe("attn_senter")
+    doc = nlp.make_doc("One thing. Another thing.")
+    for token in doc:
+        token.is_sent_start = token.i == 0
+    with nlp.select_pipes(enable=["transformer"]):
+        doc = nlp.get_pipe("transformer")(doc)
+    senter.set_annotations([doc], [numpy.ones(len(doc), dtype="int32")])
+    assert [t.is_sent_start for t in doc][1:] == [False] * (len(doc) - 1)
+    senter.cfg["overwrite"] = True
+    try:
+        senter.set_annotations([doc], [numpy.ones(len(doc), dtype="int32")])
+    finally:
+        senter.cfg["overwrite"] = False
+    assert all(t.is_sent_start for t in doc)
+
+
+@pytest.mark.parametrize(
+    "path,component", [(ATTN_SENTER_CFG, "attn_senter"), (SENTER_LISTENER_CFG, "senter")]
+)
+def test_spacy_train_initialization_with_frozen_transformer(
+    tmp_path: Path, path: Path, component: str
+) -> None:
+    """``spacy train`` disables frozen components during initialization: the
+    ``initialize_frozen`` callback loads the transformer's weights (and gives listeners
+    their width), and the transformer must annotate the training docs (``nlp.update``
+    skips frozen components)."""
+    from spacy.training.initialize import init_nlp
+
+    blank = spacy.blank("en")
+    examples = _examples(blank, TEXTS)
+    bin_ = DocBin(attrs=["ORTH", "SENT_START"])
+    for eg in examples:
+        bin_.add(eg.reference)
+    bin_.to_disk(tmp_path / "data.spacy")
+    data = str(tmp_path / "data.spacy")
+    config = load_config(path, overrides={"paths.train": data, "paths.dev": data})
+    nlp = init_nlp(config)
+    assert nlp.get_pipe("transformer").model.attrs["has_transformer"]
+    examples = _examples(nlp, TEXTS[:2])
+    losses: Dict[str, float] = {}
+    nlp.update(examples, losses=losses, exclude=["transformer"], annotates=["transformer"])
+    assert losses[component] > 0
+    if component == "attn_senter":
+        with pytest.raises(ValueError, match="E101"):
+            nlp.update(_examples(nlp, TEXTS[:2]), exclude=["transformer"])
