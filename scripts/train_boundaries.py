@@ -1,0 +1,90 @@
+"""Train a sentence-boundary pipeline with ``spacy train`` on 2 CPU threads and time it.
+
+Usage::
+
+    python scripts/train_boundaries.py configs/attn_senter.cfg training/boundaries \
+        --paths.train corpus/boundaries/train.spacy --paths.dev corpus/boundaries/dev.spacy
+
+Runs spaCy's own training loop (``spacy.cli.train.train``, the function behind
+``python -m spacy train``) in this process after setting PyTorch to ``--threads`` threads,
+so the measured time is the training's alone. Writes ``model-best`` and ``model-last``
+under the output directory, as ``spacy train`` does, and ``training.json`` with the
+wall-clock and CPU seconds, the machine's load average before and after (other work on
+the machine slows the wall clock), the config, the overrides and the best dev score. Extra
+``--section.key value`` arguments are config overrides, as for ``spacy train``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+
+def parse_overrides(args: List[str]) -> Dict[str, Any]:
+    """``--a.b value`` pairs into a dict of config overrides (JSON values where they parse)."""
+    overrides: Dict[str, Any] = {}
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if not key.startswith("--") or "." not in key:
+            raise SystemExit(f"unexpected argument {key!r}: use --section.key value")
+        if "=" in key:
+            key, value = key.split("=", 1)
+            i += 1
+        else:
+            if i + 1 >= len(args):
+                raise SystemExit(f"missing value for {key}")
+            value = args[i + 1]
+            i += 2
+        try:
+            overrides[key[2:]] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides[key[2:]] = value
+    return overrides
+
+
+def main(argv: List[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", type=Path)
+    parser.add_argument("output", type=Path)
+    parser.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads")
+    args, rest = parser.parse_known_args(argv)
+    overrides = parse_overrides(rest)
+    os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from spacy.cli.train import train
+
+    args.output.mkdir(parents=True, exist_ok=True)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    train(args.config, args.output, use_gpu=-1, overrides=overrides)
+    seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu_start
+    load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    meta_path = args.output / "model-best" / "meta.json"
+    performance = {}
+    if meta_path.exists():
+        performance = json.loads(meta_path.read_text(encoding="utf8")).get("performance", {})
+    record = {
+        "config": str(args.config),
+        "overrides": overrides,
+        "threads": args.threads,
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu_seconds, 1),
+        "load_average_1min": [load_start, load_end],
+        "best_dev": performance,
+    }
+    (args.output / "training.json").write_text(json.dumps(record, indent=2) + "\n", "utf8")
+    print(f"training took {seconds / 60:.1f} min; wrote {args.output}/training.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
