@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install reproduce train-boundaries clean
 
 $(STAMP): requirements.txt requirements-baselines.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,14 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/python -m spacy_attnseg segment data/sample.txt
+
+# The paper's analyses, the evaluations and their figures (project.yml, workflow `all`).
+reproduce: install
+	$(BIN)/python -m spacy project run all
+
+# attn_senter from a clean checkout: training data, then spacy train (training/boundaries).
+train-boundaries: install
+	$(BIN)/python -m spacy project run train-boundaries
 
 lint: install
 	$(BIN)/ruff check spacy_attnseg tests scripts
