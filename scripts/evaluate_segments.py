@@ -41,7 +41,7 @@ on the tuning half by the lowest mean Pk (ties: lowest mean WindowDiff):
   sentences): its ``layers`` (one layer, all heads) and ``merge_threshold`` (grid 0.00
   .. 2.00, step 0.01). On the tuning half, one pass captures the head outputs of every
   layer; per layer the token similarity matrix of the component
-  (``head_analysis.token_similarity``) is computed once and the component's merge rule
+  (``similarity.segment_similarity``) is computed once and the component's merge rule
   (``segments.semantic_segments``: merge block a+1 into the segment iff
   ``cross >= merge_threshold * ref``) is applied for every grid value (the result for
   one article is checked against ``semantic_segments`` itself). On the test half the
@@ -432,9 +432,9 @@ def stream_docs(
 def layer_similarities(doc: Any, trf: Any, n_heads: int) -> Iterator[Tuple[int, numpy.ndarray]]:
     """``(layer, token similarity matrix)`` of every layer whose head outputs were
     captured for ``doc``: the matrix ``attn_head_pairs`` builds its segments from
-    (``head_analysis.token_similarity``, all heads, special tokens left out)."""
+    (``similarity.segment_similarity``, all heads, special tokens left out)."""
     from spacy_attnseg.capture import CONTEXT, CONTEXT_LAYERS, keep_mask
-    from spacy_attnseg.head_analysis import token_similarity
+    from spacy_attnseg.similarity import segment_similarity
     from spacy_attnseg.windows import wordpiece_tokens
 
     trf_data = doc._.trf_data
@@ -447,7 +447,7 @@ def layer_similarities(doc: Any, trf: Any, n_heads: int) -> Iterator[Tuple[int, 
     wp2tok = wordpiece_tokens(trf_data.align, n_win, length)
     layers = [int(x) for x in output[CONTEXT_LAYERS][0]]
     for layer, context in zip(layers, output[CONTEXT], strict=True):
-        yield layer, token_similarity(context, mask, wp2tok, len(doc), n_heads, None)
+        yield layer, segment_similarity(context, mask, wp2tok, len(doc), n_heads, None)
 
 
 def tuning_pass(

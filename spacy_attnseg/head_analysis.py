@@ -14,7 +14,7 @@ import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_get_examples
-from thinc.api import get_array_module, to_numpy
+from thinc.api import get_array_module
 
 from . import pairs as pairs_module
 from .capture import (
@@ -33,7 +33,7 @@ from .families import n_layers_heads
 from .pairs import HeadPairs
 from .pipeline import AttentionPipe, _find_transformer
 from .segments import semantic_segments
-from .similarity import high_similarity_pairs, map_pairs_to_tokens
+from .similarity import layer_token_pairs
 from .windows import wordpiece_tokens
 
 
@@ -178,13 +178,20 @@ class AttnHeadPairs(AttentionPipe):
             if layer not in wanted:
                 continue
             xp = get_array_module(context)
-            mask = xp.asarray(wp_mask)
-            wp_pairs = high_similarity_pairs(
-                context, mask, n_heads=n_heads, heads=heads, threshold=self.cfg["threshold"]
+            layer_pairs, similarity = layer_token_pairs(
+                context,
+                xp.asarray(wp_mask),
+                wp2tok,
+                n_heads=n_heads,
+                layer=layer,
+                heads=heads,
+                threshold=self.cfg["threshold"],
+                n_tokens=len(doc),
+                with_segment_similarity=layer == last and bool(self.cfg["spans_key"]),
             )
-            found.append(map_pairs_to_tokens(wp_pairs, wp2tok, layer))
-            if layer == last and self.cfg["spans_key"]:
-                segment_matrix = token_similarity(context, mask, wp2tok, len(doc), n_heads, heads)
+            found.append(layer_pairs)
+            if similarity is not None:
+                segment_matrix = similarity
         segments: List[tuple] = []
         if segment_matrix is not None:
             segments = semantic_segments(
@@ -223,35 +230,3 @@ def sentence_ends(doc: Doc) -> numpy.ndarray:
         for sent in doc.sents:
             ends[sent.end - 1] = True
     return ends
-
-
-def token_similarity(
-    context: Any,
-    wp_mask: Any,
-    wp2tok: numpy.ndarray,
-    n_tokens: int,
-    n_heads: int,
-    heads: Optional[Sequence[int]],
-) -> numpy.ndarray:
-    """Token x token similarity for the segments: per window, each head's context
-    similarity with the diagonal zeroed, masked and divided by its maximum, averaged over
-    the heads; wordpieces are mapped to tokens taking the maximum (over wordpieces and
-    overlapping windows). Tokens never in one window together stay at 0."""
-    xp = get_array_module(context)
-    n_win, length, width = context.shape
-    head_dim = width // n_heads
-    chosen = list(heads) if heads else list(range(n_heads))
-    split = context.reshape((n_win, length, n_heads, head_dim))[:, :, chosen]
-    split = split.transpose((0, 2, 1, 3)).astype("float32")
-    sims = split @ split.transpose((0, 1, 3, 2))
-    mask = wp_mask[:, None, :, None] & wp_mask[:, None, None, :]
-    sims = sims * mask * (1 - xp.eye(length, dtype="float32"))
-    top = sims.max(axis=(2, 3), keepdims=True)
-    sims = xp.where(top > 0, sims / xp.maximum(top, 1e-12), 0.0).mean(axis=1)
-    values = to_numpy(sims).astype("float32")
-    out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
-    windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
-    a, b = wp2tok[windows, rows], wp2tok[windows, cols]
-    numpy.maximum.at(out, (a, b), values[windows, rows, cols])
-    numpy.fill_diagonal(out, 0.0)
-    return out

@@ -87,6 +87,27 @@ class HeadPairs:
         if n > 1 and not _is_sorted(self.layer, self.head, self.i, self.j):
             self._take(numpy.lexsort((self.j, self.i, self.head, self.layer)))
 
+    @classmethod
+    def from_sorted(
+        cls, layer: ArrayLike, head: ArrayLike, i: ArrayLike, j: ArrayLike, score: ArrayLike
+    ) -> HeadPairs:
+        """Build from columns the caller guarantees to be sorted by (layer, head, i, j)
+        (e.g. produced in that order): coerced and length-checked like the constructor,
+        but not checked for order nor sorted."""
+        self = cls.__new__(cls)
+        self.layer = _int_col(layer)
+        self.head = _int_col(head)
+        self.i = _int_col(i)
+        self.j = _int_col(j)
+        self.score = _float_col(score)
+        n = len(self.layer)
+        if any(len(col) != n for col in (self.head, self.i, self.j, self.score)):
+            raise ValueError(
+                "HeadPairs columns must have equal lengths, got "
+                f"{[len(getattr(self, c)) for c in _COLUMNS]}"
+            )
+        return self
+
     def _take(self, index: numpy.ndarray) -> None:
         self.layer = self.layer[index]
         self.head = self.head[index]
@@ -112,6 +133,13 @@ class HeadPairs:
         if not items:
             return cls.empty()
         cols = [numpy.concatenate([getattr(p, c) for p in items]) for c in _COLUMNS]
+        # Items of distinct, increasing layers (one item per layer, in order) are
+        # already in order once concatenated.
+        ranges = [(int(p.layer[0]), int(p.layer[-1])) for p in items if len(p)]
+        if all(lo == hi for lo, hi in ranges) and all(
+            a[1] < b[0] for a, b in zip(ranges[:-1], ranges[1:], strict=True)
+        ):
+            return cls.from_sorted(*cols)
         return cls(*cols)
 
     def __len__(self) -> int:
@@ -271,27 +299,35 @@ def anchors(pairs: HeadPairs, doc_or_texts: DocOrTexts) -> List[HeadAnchor]:
     vocab: Dict[str, int] = {}
     ids = numpy.asarray([vocab.setdefault(t, len(vocab)) for t in texts], dtype=numpy.int64)
     id2text = list(vocab)
-    # Rows are sorted by (layer, head), so each head is a contiguous run of rows.
+    n_texts = len(id2text)
+    # Rows are sorted by (layer, head), so each head is a contiguous run of rows; all
+    # heads are counted at once with one (head, text) key.
     change = (pairs.layer[1:] != pairs.layer[:-1]) | (pairs.head[1:] != pairs.head[:-1])
     starts = numpy.flatnonzero(numpy.r_[True, change])
-    ends = numpy.r_[starts[1:], len(pairs)]
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        pos = numpy.concatenate([pairs.i[s:e], pairs.j[s:e]])
-        tok = ids[pos]
-        cand, inverse, counts = numpy.unique(tok, return_inverse=True, return_counts=True)
-        earliest = numpy.full((len(cand),), n_tokens, dtype=numpy.int64)
-        numpy.minimum.at(earliest, inverse, pos)
-        # Highest count first, then earliest position.
-        best = int(numpy.lexsort((earliest, -counts))[0])
-        anchor = int(cand[best])
-        a, b = tok[: e - s], tok[e - s :]
+    n_groups = len(starts)
+    group = numpy.cumsum(numpy.r_[False, change], dtype=numpy.int64)
+    tok_i, tok_j = ids[pairs.i], ids[pairs.j]
+    key = numpy.concatenate([group * n_texts + tok_i, group * n_texts + tok_j])
+    pos = numpy.concatenate([pairs.i, pairs.j]).astype(numpy.int64)
+    counts = numpy.bincount(key, minlength=n_groups * n_texts).reshape(n_groups, n_texts)
+    earliest_flat = numpy.full((n_groups * n_texts,), n_tokens, dtype=numpy.int64)
+    numpy.minimum.at(earliest_flat, key, pos)
+    earliest = earliest_flat.reshape(n_groups, n_texts)
+    # Highest count first, then earliest position (distinct texts never share one).
+    top = counts.max(axis=1)
+    tied = numpy.where(counts == top[:, None], earliest, n_tokens + 1)
+    anchor = tied.argmin(axis=1)
+    wanted = anchor[group]
+    hits = numpy.bincount(group, weights=(tok_i == wanted) | (tok_j == wanted), minlength=n_groups)
+    sizes = numpy.bincount(group, minlength=n_groups)
+    for g, s in enumerate(starts.tolist()):
         result.append(
             HeadAnchor(
                 layer=int(pairs.layer[s]),
                 head=int(pairs.head[s]),
-                text=id2text[anchor],
-                count=int(counts[best]),
-                share=float(numpy.mean((a == anchor) | (b == anchor))),
+                text=id2text[int(anchor[g])],
+                count=int(top[g]),
+                share=float(hits[g] / sizes[g]),
             )
         )
     return result

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, List, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import numpy
 from thinc.api import get_array_module, to_numpy
@@ -35,7 +35,9 @@ __all__ = [
     "WordpiecePairs",
     "context_similarity",
     "high_similarity_pairs",
+    "layer_token_pairs",
     "map_pairs_to_tokens",
+    "segment_similarity",
 ]
 
 
@@ -225,3 +227,287 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
         j=b[keep],
         score=score[keep],
     )
+
+
+# --- token pairs of one layer in one pass ----------------------------------------------
+
+
+@dataclass
+class _WindowPlan:
+    """One window's wordpieces for :func:`layer_token_pairs`.
+
+    ``q``: the window positions in ``wp_mask`` (a slice when contiguous), ``n_q`` their
+    number; ``first``: per token of the window (a run of consecutive mapped
+    wordpieces), the index among ``q`` of its first wordpiece (None: every position of
+    ``q`` is a one-wordpiece token); ``extra``: per offset ``o >= 1``, the runs longer
+    than ``o`` and the index among ``q`` of their ``o``-th wordpiece; ``tokens``: the
+    token of each run (strictly increasing); ``start``/``end``: the token range.
+    """
+
+    window: int
+    q: Union[slice, numpy.ndarray]
+    n_q: int
+    first: Optional[numpy.ndarray]
+    extra: List[Tuple[numpy.ndarray, numpy.ndarray]]
+    tokens: numpy.ndarray
+    start: int
+    end: int
+
+
+def _plan_windows(mask: numpy.ndarray, table: numpy.ndarray) -> Optional[List[_WindowPlan]]:
+    """Per window with a mapped, unmasked wordpiece, its plan; None when a window's
+    tokens are not in wordpiece order or the windows' token ranges do not move forward
+    (the general, sort-based path handles those)."""
+    plans: List[_WindowPlan] = []
+    for w in range(mask.shape[0]):
+        positions = numpy.flatnonzero(mask[w])
+        if not len(positions):
+            continue
+        toks = table[w, positions]
+        mapped = numpy.flatnonzero(toks >= 0)
+        if not len(mapped):
+            continue
+        toks = toks[mapped]
+        step = toks[1:] - toks[:-1]
+        if (step < 0).any():
+            return None
+        first_pos, last_pos = int(positions[0]), int(positions[-1]) + 1
+        q: Union[slice, numpy.ndarray] = (
+            slice(first_pos, last_pos) if last_pos - first_pos == len(positions) else positions
+        )
+        starts = numpy.flatnonzero(numpy.concatenate(([True], step != 0)))
+        lengths = numpy.diff(numpy.append(starts, len(toks)))
+        extra = []
+        for offset in range(1, int(lengths.max())):
+            runs = numpy.flatnonzero(lengths > offset)
+            extra.append((runs, mapped[starts[runs] + offset]))
+        toks = toks[starts]
+        first = None if len(toks) == len(positions) else mapped[starts]
+        start, end = int(toks[0]), int(toks[-1]) + 1
+        if plans and (start < plans[-1].start or end < plans[-1].end):
+            return None
+        plans.append(
+            _WindowPlan(
+                window=w,
+                q=q,
+                n_q=len(positions),
+                first=first,
+                extra=extra,
+                tokens=toks,
+                start=start,
+                end=end,
+            )
+        )
+    return plans
+
+
+def _to_runs(values: numpy.ndarray, plan: _WindowPlan) -> numpy.ndarray:
+    """``(n, n_q, n_q)`` values of a window's wordpieces -> ``(n, n_tok, n_tok)`` values
+    of its tokens: the maximum over each token's wordpieces on both axes (unmapped
+    wordpieces left out). Returns a new array (possibly a transposed view), or
+    ``values`` itself when every wordpiece is a token."""
+    if plan.first is None:
+        return values
+    # Reduce along axis 1 (contiguous rows) twice, transposing in between.
+    rows = _reduce_rows(values, plan)
+    return _reduce_rows(numpy.ascontiguousarray(rows.transpose(0, 2, 1)), plan).transpose(0, 2, 1)
+
+
+def _reduce_rows(values: numpy.ndarray, plan: _WindowPlan) -> numpy.ndarray:
+    assert plan.first is not None
+    rows = values[:, plan.first]
+    for runs, src in plan.extra:
+        rows[:, runs] = numpy.maximum(rows[:, runs], values[:, src])
+    return rows
+
+
+def _place(values: numpy.ndarray, plan: _WindowPlan) -> numpy.ndarray:
+    """Token values of a window's runs into its dense token range ``[start, end)``."""
+    n_range = plan.end - plan.start
+    if len(plan.tokens) == n_range:
+        return values
+    local = plan.tokens - plan.start
+    out = numpy.zeros(values.shape[:-2] + (n_range, n_range), dtype=values.dtype)
+    out[..., local[:, None], local[None, :]] = values
+    return out
+
+
+def layer_token_pairs(
+    context: ArrayIn,
+    wp_mask: Any,
+    wp2tok: Any,
+    *,
+    n_heads: int,
+    layer: int,
+    heads: Sequence[int] | None = None,
+    threshold: float = 0.3,
+    n_tokens: int | None = None,
+    with_segment_similarity: bool = False,
+) -> Tuple[HeadPairs, Optional[numpy.ndarray]]:
+    """:func:`high_similarity_pairs` followed by :func:`map_pairs_to_tokens`, and
+    optionally :func:`segment_similarity`, in one pass over the windows.
+
+    The same results as those functions: per window, the heads' similarity matrices
+    are computed over the masked-in wordpieces only, normalised, reduced to tokens with
+    a maximum over each token's wordpieces, overlapping windows are combined with a
+    maximum where their token ranges overlap, and the threshold is applied to the
+    token maxima; no wordpiece pair list is built and nothing is sorted. The float32
+    operations are those of the two functions, except that ``H @ H.T`` is taken over
+    the masked-in rows rather than the window's padded width: BLAS may round a score
+    differently in the last bit for long windows (as the padded width, which depends
+    on the other Docs of the batch, already does in the two functions). Falls back to
+    them when the inputs are not float32 numpy arrays, ``threshold <= 0``, or a
+    window's wordpieces are not in token order.
+
+    n_tokens: number of tokens of the Doc (default: ``wp2tok.max() + 1``); the segment
+        similarity matrix is ``(n_tokens, n_tokens)``.
+    RETURNS: the layer's :class:`HeadPairs` (sorted) and, with
+        ``with_segment_similarity``, the token similarity matrix of
+        :func:`segment_similarity` (else None).
+    """
+    head_idx = _head_list(n_heads, heads)
+    per_head = _split_heads(context, n_heads)
+    n_win, _, length, _ = per_head.shape
+    table = numpy.asarray(to_numpy(wp2tok), dtype=numpy.int64)
+    if table.shape != (n_win, length):
+        raise ValueError(f"wp2tok must be ({n_win}, {length}), got shape {table.shape}")
+    if n_tokens is None:
+        n_tokens = int(table.max()) + 1 if table.size else 0
+    xp = get_array_module(context)
+    mask = numpy.asarray(to_numpy(xp.asarray(wp_mask)), dtype=bool)
+    if mask.shape != (n_win, length):
+        raise ValueError(f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})")
+    # The segment similarity is computed in float32 whatever the input; float64 input
+    # (pairs in float64) takes the general path.
+    fast = xp is numpy and threshold > 0 and per_head.dtype == numpy.float32
+    plans = _plan_windows(mask, table) if fast else None
+    if plans is None:
+        found = map_pairs_to_tokens(
+            high_similarity_pairs(
+                context, wp_mask, n_heads=n_heads, heads=heads, threshold=threshold
+            ),
+            table,
+            layer,
+        )
+        segment = None
+        if with_segment_similarity:
+            segment = segment_similarity(context, wp_mask, table, n_tokens, n_heads, heads)
+        return found, segment
+
+    pair_heads = sorted(set(head_idx))
+    # Rows of the per-window stack that give the pairs: each head once, in order.
+    pair_rows: Optional[List[int]] = [head_idx.index(h) for h in pair_heads]
+    if pair_rows == list(range(len(head_idx))):
+        pair_rows = None
+    head_rows = None if head_idx == list(range(n_heads)) else numpy.asarray(head_idx)
+    n_pair_heads = len(pair_heads)
+    band = max((plan.end - plan.start for plan in plans), default=0)
+    # Row t of ``best`` holds, for the tokens (t, base[t] + c), the highest normalised
+    # similarity of their wordpiece pairs over all windows, written by the window that
+    # owns token t (the last window that starts at or before it; earlier windows pass
+    # their values on through ``carry``). Thresholded at the end; the C order of
+    # (head, t, c) is then (head, i, j) order.
+    best = numpy.zeros((n_pair_heads, n_tokens, band), dtype=numpy.float32)
+    base = numpy.zeros((n_tokens,), dtype=numpy.int64)
+    segment = numpy.zeros((n_tokens, n_tokens), numpy.float32) if with_segment_similarity else None
+    carry: Optional[numpy.ndarray] = None
+    for k, plan in enumerate(plans):
+        out = per_head[plan.window][:, plan.q]
+        if head_rows is not None:
+            out = out[head_rows]
+        # The same product as high_similarity_pairs (numpy uses syrk for H @ H.T).
+        sims = numpy.matmul(out, out.transpose(0, 2, 1))
+        diag = numpy.arange(plan.n_q)
+        sims[:, diag, diag] = 0
+        # Masked wordpieces and the diagonal count as 0 in the maximum, as in
+        # high_similarity_pairs (so a head whose maximum is <= 0 gives no pairs).
+        peak = sims.reshape(len(sims), -1).max(axis=1)
+        positive = peak > 0
+        denom = numpy.where(positive, peak, numpy.ones_like(peak))
+        if segment is not None:
+            # segment_similarity divides by max(peak, 1e-12) and zeroes heads whose
+            # peak is <= 0: the same values as sims / denom unless 0 < peak < 1e-12.
+            if positive.all() and (peak >= 1e-12).all():
+                seg = (sims / denom[:, None, None]).mean(axis=0)
+            else:
+                seg_denom = numpy.maximum(peak, 1e-12)
+                seg = numpy.where(positive[:, None, None], sims / seg_denom[:, None, None], 0.0)
+                seg = seg.mean(axis=0)
+            seg_tok = _to_runs(seg[None], plan)[0]
+            local = plan.tokens[:, None], plan.tokens[None, :]
+            segment[local] = numpy.maximum(segment[local], seg_tok)
+        if pair_rows is not None:
+            sims, denom, positive = sims[pair_rows], denom[pair_rows], positive[pair_rows]
+        # Token values = maximum over the tokens' wordpieces of the normalised
+        # similarity. Rounded division by a positive number is monotone, so the
+        # maximum is taken first and divided after: the same float32 values. For
+        # tokens a < b every wordpiece pair has i < j (wordpieces are in token
+        # order), so thresholding the maximum keeps exactly the token pairs with a
+        # kept wordpiece pair, with its highest score.
+        tok = _to_runs(sims, plan)
+        numpy.divide(tok, denom[:, None, None], out=tok)
+        if not positive.all():
+            tok[~positive] = 0.0
+        block = _place(tok, plan)
+        if carry is not None:
+            c = carry.shape[1]
+            numpy.maximum(block[:, :c, :c], carry, out=block[:, :c, :c])
+        n_range = plan.end - plan.start
+        emit = n_range if k + 1 == len(plans) else min(n_range, plans[k + 1].start - plan.start)
+        best[:, plan.start : plan.start + emit, :n_range] = block[:, :emit]
+        base[plan.start : plan.start + emit] = plan.start
+        carry = block[:, emit:, emit:] if emit < n_range else None
+    if segment is not None:
+        numpy.fill_diagonal(segment, 0.0)
+    # Keep j > i (j = base[i] + c) and scores >= threshold.
+    upper = numpy.arange(band)[None, :] > (numpy.arange(n_tokens) - base)[:, None]
+    keep = best >= threshold
+    keep &= upper
+    flat = numpy.flatnonzero(keep)
+    if not len(flat):
+        return HeadPairs.empty(), segment
+    per_head_size = n_tokens * band
+    hh = flat // per_head_size if n_pair_heads > 1 else numpy.zeros_like(flat)
+    rest = flat - hh * per_head_size
+    rows = rest // band
+    found = HeadPairs.from_sorted(
+        layer=numpy.full((len(flat),), layer, dtype=numpy.int32),
+        head=numpy.asarray(pair_heads, dtype=numpy.int32)[hh],
+        i=rows,
+        j=base[rows] + (rest - rows * band),
+        score=best.reshape(-1)[flat],
+    )
+    return found, segment
+
+
+def segment_similarity(
+    context: Any,
+    wp_mask: Any,
+    wp2tok: numpy.ndarray,
+    n_tokens: int,
+    n_heads: int,
+    heads: Optional[Sequence[int]],
+) -> numpy.ndarray:
+    """Token x token similarity for the segments: per window, each head's context
+    similarity with the diagonal zeroed, masked and divided by its maximum, averaged over
+    the heads; wordpieces are mapped to tokens taking the maximum (over wordpieces and
+    overlapping windows), negative values give 0. Tokens never in one window together
+    stay at 0."""
+    xp = get_array_module(context)
+    n_win, length, width = context.shape
+    head_dim = width // n_heads
+    chosen = list(heads) if heads else list(range(n_heads))
+    split = context.reshape((n_win, length, n_heads, head_dim))[:, :, chosen]
+    split = split.transpose((0, 2, 1, 3)).astype("float32")
+    sims = split @ split.transpose((0, 1, 3, 2))
+    mask = wp_mask[:, None, :, None] & wp_mask[:, None, None, :]
+    sims = sims * mask * (1 - xp.eye(length, dtype="float32"))
+    top = sims.max(axis=(2, 3), keepdims=True)
+    sims = xp.where(top > 0, sims / xp.maximum(top, 1e-12), 0.0).mean(axis=1)
+    values = to_numpy(sims).astype("float32")
+    out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
+    windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
+    a, b = wp2tok[windows, rows], wp2tok[windows, cols]
+    numpy.maximum.at(out, (a, b), values[windows, rows, cols])
+    numpy.fill_diagonal(out, 0.0)
+    return out

@@ -135,6 +135,33 @@ def test_anchor_counts_same_text_pair_twice():
         anchors(p, texts[:3])
 
 
+def _anchors_by_loop(pairs, texts):
+    """Per head: the most common lower-cased text among its pairs' tokens, ties broken
+    by the earliest position; its count and the share of pairs that include it."""
+    lower = [t.lower() for t in texts]
+    out = []
+    for layer, head in pairs.heads():
+        sel = pairs.select(layer=layer, head=head)
+        positions = sel.i.tolist() + sel.j.tolist()
+        words = [lower[p] for p in positions]
+        first = {w: min(p for p, x in zip(positions, words, strict=True) if x == w) for w in words}
+        best = min(set(words), key=lambda w: (-words.count(w), first[w]))
+        hit = [lower[a] == best or lower[b] == best for a, b in zip(sel.i, sel.j, strict=True)]
+        out.append((layer, head, best, words.count(best), sum(hit) / len(hit)))
+    return out
+
+
+def test_anchors_match_loop_on_random_pairs():
+    rng = numpy.random.default_rng(0)
+    texts = [str(w) for w in rng.choice(["the", "The", "a", "war", "x", ".", "Y"], size=30)]
+    n = 400
+    i = rng.integers(0, 29, size=n)
+    j = numpy.minimum(i + rng.integers(1, 6, size=n), 29)
+    p = HeadPairs(rng.integers(0, 3, n), rng.integers(0, 4, n), i, j, rng.random(n))
+    got = [(a.layer, a.head, a.text, a.count, a.share) for a in anchors(p, texts)]
+    assert got == _anchors_by_loop(p, texts)
+
+
 def test_msgpack_and_pickle_round_trip():
     p = _pairs()
     anc = anchors(p, TEXT.split())

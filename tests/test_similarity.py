@@ -10,7 +10,9 @@ from spacy_attnseg.similarity import (
     WordpiecePairs,
     context_similarity,
     high_similarity_pairs,
+    layer_token_pairs,
     map_pairs_to_tokens,
+    segment_similarity,
 )
 
 
@@ -231,3 +233,102 @@ def test_end_to_end_with_reference_dedup():
         (int(h), int(i), int(j)) for h, i, j in zip(got.head, got.i, got.j, strict=True)
     ] == keys
     numpy.testing.assert_allclose(got.score, [best[k] for k in keys], rtol=1e-4)
+
+
+def _strided_windows(rng, n_tokens, window, stride, pieces_max=3, gap=None):
+    """wp2tok of overlapping windows over ``n_tokens`` tokens, as spacy-transformers'
+    strided spans give them: per window [CLS], the tokens' wordpieces (1 to
+    ``pieces_max`` each; token ``gap`` has none), [SEP], padding to a common width."""
+    pieces = rng.integers(1, pieces_max + 1, size=n_tokens)
+    if gap is not None:
+        pieces[gap] = 0
+    rows = []
+    start = 0
+    while True:
+        toks = range(start, min(start + window, n_tokens))
+        rows.append([-1] + [t for t in toks for _ in range(pieces[t])] + [-1])
+        if start + window >= n_tokens:
+            break
+        start += stride
+    length = max(len(r) for r in rows) + 2
+    return numpy.array([r + [-1] * (length - len(r)) for r in rows])
+
+
+def _both_ways(ctx, mask, wp2tok, n_heads, n_tokens, **kwargs):
+    fast, seg = layer_token_pairs(
+        ctx,
+        mask,
+        wp2tok,
+        n_heads=n_heads,
+        layer=3,
+        n_tokens=n_tokens,
+        with_segment_similarity=True,
+        **kwargs,
+    )
+    slow = map_pairs_to_tokens(
+        high_similarity_pairs(ctx, mask, n_heads=n_heads, **kwargs), wp2tok, layer=3
+    )
+    ref_seg = segment_similarity(ctx, mask, wp2tok, n_tokens, n_heads, kwargs.get("heads"))
+    return fast, slow, seg, ref_seg
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("threshold", [0.3, 0.05, 0.8])
+def test_layer_token_pairs_equals_two_step_path(seed, threshold):
+    """The one-pass path gives exactly the pairs, scores and segment similarity of
+    high_similarity_pairs + map_pairs_to_tokens and segment_similarity."""
+    rng = numpy.random.default_rng(seed)
+    n_tokens = int(rng.integers(3, 40))
+    wp2tok = _strided_windows(
+        rng, n_tokens, window=int(rng.integers(2, 12)), stride=int(rng.integers(1, 8)), gap=1
+    )
+    wp2tok[wp2tok >= n_tokens] = -1
+    n_win, length = wp2tok.shape
+    n_heads, d = 4, 6
+    ctx = rng.normal(size=(n_win, length, n_heads * d)).astype("float32")
+    mask = wp2tok >= 0
+    mask[0, 0] = True  # an unmapped wordpiece inside the mask ([CLS] with include_special)
+    if n_win > 1:
+        mask[1, 2] = False  # a mapped wordpiece outside it
+    if seed == 0:
+        ctx[:, :, :d] = 0.0  # head 0: no positive similarity anywhere
+    for heads in (None, [2, 0], [1, 1, 3]):
+        fast, slow, seg, ref_seg = _both_ways(
+            ctx, mask, wp2tok, n_heads, n_tokens + 2, heads=heads, threshold=threshold
+        )
+        assert fast == slow
+        assert seg is not None and seg.shape == (n_tokens + 2, n_tokens + 2)
+        numpy.testing.assert_array_equal(seg, ref_seg)
+    assert len(slow) > 0
+
+
+def test_layer_token_pairs_general_path_cases():
+    """Wordpieces out of token order, float64 input and a zero threshold take the
+    general path, with the same results."""
+    rng = numpy.random.default_rng(7)
+    wp2tok = numpy.array([[-1, 0, 2, 1, 1, 3, -1], [-1, 2, 3, 4, 4, 5, -1]])
+    ctx = rng.normal(size=(2, 7, 8)).astype("float32")
+    mask = wp2tok >= 0
+    for c, threshold in ((ctx, 0.3), (ctx.astype("float64"), 0.3), (ctx, 0.0)):
+        fast, slow, seg, ref_seg = _both_ways(c, mask, wp2tok, 2, 6, threshold=threshold)
+        assert fast == slow and len(fast)
+        numpy.testing.assert_array_equal(seg, ref_seg)
+
+
+def test_layer_token_pairs_known_example():
+    # Window 0 covers tokens 0-2 (token 1 has two wordpieces), window 1 tokens 1-3.
+    # Token pair (1, 2) is in both windows; the higher of its two scores is kept.
+    wp2tok = numpy.array([[-1, 0, 1, 1, 2, -1], [-1, 1, 2, 3, -1, -1]])
+    h = numpy.zeros((2, 6, 2), dtype="float32")
+    h[0, 1:5] = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.5]]
+    h[1, 1:4] = [[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]]
+    got, segment = layer_token_pairs(h, wp2tok >= 0, wp2tok, n_heads=1, layer=4, threshold=0.3)
+    # Window 0, off the diagonal: S(p1,p2)=0, S(p1,p3)=1, S(p1,p4)=0, S(p2,p3)=1,
+    # S(p2,p4)=0.5, S(p3,p4)=0.5; max 1. Tokens (0,1): 1, (0,2): 0, (1,2): 0.5.
+    # Window 1: S(1,2)=0.6, S(1,3)=0, S(2,3)=0.8; max 0.8. (1,2): 0.75, (2,3): 1.
+    assert segment is None
+    assert got.i.tolist() == [0, 1, 2] and got.j.tolist() == [1, 2, 3]
+    assert got.score.tolist() == pytest.approx([1.0, 0.75, 1.0], rel=1e-6)
+    assert got.layer.tolist() == [4, 4, 4] and got.head.tolist() == [0, 0, 0]
+    assert got.i.dtype == numpy.int32 and got.score.dtype == numpy.float32
+    assert got == map_pairs_to_tokens(high_similarity_pairs(h, wp2tok >= 0, n_heads=1), wp2tok, 4)
