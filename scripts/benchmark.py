@@ -183,27 +183,57 @@ def memory(
     mode: str = typer.Option("pairs_all", help="Configuration to measure."),
     sizes: str = typer.Option("500,2000", help="Comma-separated numbers of documents."),
     threads: int = typer.Option(1, help="torch threads."),
+    baseline: str = typer.Option(
+        "transformer",
+        help="Configuration measured beside it over the same documents, so that growth of "
+        "the transformer pass itself can be told apart ('' to skip).",
+    ),
 ) -> None:
-    """Peak RSS of one configuration streaming over growing numbers of documents."""
+    """Peak RSS of one configuration streaming over growing numbers of documents, with
+    the same measurement of a baseline configuration (the transformer alone) beside it."""
     machine = _machine(threads)
     counts = [int(s) for s in sizes.split(",")]
     results = [_spawn(mode, n, threads) for n in counts]
+    base = [_spawn(baseline, n, threads) for n in counts] if baseline else []
     machine["loadavg_after"] = os.getloadavg()
     first = results[0]["peak_rss_mb"]
-    table = [
-        f"Peak RSS of '{MODES[mode]['help']}' streaming over UD EWT test documents "
-        f"(repeated), torch threads {threads}.",
-        "",
-        "| documents | docs/s | peak RSS (MB) | RSS / first |",
-        "|---|---|---|---|",
-    ]
     for r in results:
         r["rss_ratio_to_first"] = r["peak_rss_mb"] / first
-        table.append(
-            f"| {r['n_docs']} | {r['docs_per_s']:.2f} | {r['peak_rss_mb']:.0f} | "
-            f"{r['rss_ratio_to_first']:.3f} |"
-        )
-    _write({"machine": machine, "mode": mode, "results": results}, output, table)
+    for r in base:
+        r["rss_ratio_to_first"] = r["peak_rss_mb"] / base[0]["peak_rss_mb"]
+    table = [
+        f"Peak RSS of '{MODES[mode]['help']}' streaming over UD EWT test documents "
+        f"(repeated), torch threads {threads}, load average before "
+        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}.",
+        "",
+    ]
+    if base:
+        table += [
+            f"Beside it, the same measurement of '{MODES[baseline]['help']}' over the same "
+            "documents.",
+            "",
+            "| documents | docs/s | peak RSS (MB) | RSS / first | "
+            f"{baseline}: peak RSS (MB) | {baseline}: RSS / first |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r, b in zip(results, base, strict=True):
+            table.append(
+                f"| {r['n_docs']} | {r['docs_per_s']:.2f} | {r['peak_rss_mb']:.0f} | "
+                f"{r['rss_ratio_to_first']:.3f} | {b['peak_rss_mb']:.0f} | "
+                f"{b['rss_ratio_to_first']:.3f} |"
+            )
+    else:
+        table += ["| documents | docs/s | peak RSS (MB) | RSS / first |", "|---|---|---|---|"]
+        for r in results:
+            table.append(
+                f"| {r['n_docs']} | {r['docs_per_s']:.2f} | {r['peak_rss_mb']:.0f} | "
+                f"{r['rss_ratio_to_first']:.3f} |"
+            )
+    _write(
+        {"machine": machine, "mode": mode, "results": results, "baseline": baseline, "base": base},
+        output,
+        table,
+    )
 
 
 if __name__ == "__main__":
