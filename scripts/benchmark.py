@@ -103,12 +103,15 @@ def run_one(mode: str, n_docs: int, threads: int, batch_size: int = 16) -> None:
     )
 
 
-def _spawn(mode: str, n_docs: int, threads: int) -> Dict[str, Any]:
+def _spawn(
+    mode: str, n_docs: int, threads: int, extra_env: Dict[str, str] | None = None
+) -> Dict[str, Any]:
     env = dict(
         os.environ,
         OMP_NUM_THREADS=str(threads),
         MKL_NUM_THREADS=str(threads),
         OPENBLAS_NUM_THREADS="1",
+        **(extra_env or {}),
     )
     out = subprocess.run(
         [sys.executable, __file__, "one", mode, str(n_docs), str(threads)],
@@ -188,52 +191,48 @@ def memory(
         help="Configuration measured beside it over the same documents, so that growth of "
         "the transformer pass itself can be told apart ('' to skip).",
     ),
+    mmap_threshold: int = typer.Option(
+        131072,
+        help="Also measure the configuration with glibc's MALLOC_MMAP_THRESHOLD_ set to "
+        "this many bytes (0 to skip): large buffers then go back to the system when freed.",
+    ),
 ) -> None:
-    """Peak RSS of one configuration streaming over growing numbers of documents, with
-    the same measurement of a baseline configuration (the transformer alone) beside it."""
+    """Peak RSS of one configuration streaming over growing numbers of documents, beside
+    the same measurement of a baseline configuration (the transformer alone) and of the
+    configuration with a fixed glibc mmap threshold."""
     machine = _machine(threads)
     counts = [int(s) for s in sizes.split(",")]
-    results = [_spawn(mode, n, threads) for n in counts]
-    base = [_spawn(baseline, n, threads) for n in counts] if baseline else []
-    machine["loadavg_after"] = os.getloadavg()
-    first = results[0]["peak_rss_mb"]
-    for r in results:
-        r["rss_ratio_to_first"] = r["peak_rss_mb"] / first
-    for r in base:
-        r["rss_ratio_to_first"] = r["peak_rss_mb"] / base[0]["peak_rss_mb"]
-    table = [
-        f"Peak RSS of '{MODES[mode]['help']}' streaming over UD EWT test documents "
-        f"(repeated), torch threads {threads}, load average before "
-        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}.",
-        "",
-    ]
-    if base:
-        table += [
-            f"Beside it, the same measurement of '{MODES[baseline]['help']}' over the same "
-            "documents.",
-            "",
-            "| documents | docs/s | peak RSS (MB) | RSS / first | "
-            f"{baseline}: peak RSS (MB) | {baseline}: RSS / first |",
-            "|---|---|---|---|---|---|",
-        ]
-        for r, b in zip(results, base, strict=True):
-            table.append(
-                f"| {r['n_docs']} | {r['docs_per_s']:.2f} | {r['peak_rss_mb']:.0f} | "
-                f"{r['rss_ratio_to_first']:.3f} | {b['peak_rss_mb']:.0f} | "
-                f"{b['rss_ratio_to_first']:.3f} |"
-            )
-    else:
-        table += ["| documents | docs/s | peak RSS (MB) | RSS / first |", "|---|---|---|---|"]
+    rows = [(MODES[mode]["help"], mode, {})]
+    if baseline:
+        rows.append((MODES[baseline]["help"], baseline, {}))
+    if mmap_threshold:
+        env = {"MALLOC_MMAP_THRESHOLD_": str(mmap_threshold)}
+        rows.append((f"{MODES[mode]['help']}, MALLOC_MMAP_THRESHOLD_={mmap_threshold}", mode, env))
+    measured = []
+    for label, name, env in rows:
+        results = [_spawn(name, n, threads, env) for n in counts]
         for r in results:
-            table.append(
-                f"| {r['n_docs']} | {r['docs_per_s']:.2f} | {r['peak_rss_mb']:.0f} | "
-                f"{r['rss_ratio_to_first']:.3f} |"
-            )
-    _write(
-        {"machine": machine, "mode": mode, "results": results, "baseline": baseline, "base": base},
-        output,
-        table,
-    )
+            r["rss_ratio_to_first"] = r["peak_rss_mb"] / results[0]["peak_rss_mb"]
+        measured.append({"configuration": label, "mode": name, "env": env, "results": results})
+    machine["loadavg_after"] = os.getloadavg()
+    header = " | ".join(f"{n} docs: peak RSS (MB)" for n in counts)
+    table = [
+        f"Peak RSS streaming over UD EWT test documents (repeated), each run in its own "
+        f"process, torch threads {threads}, load average before "
+        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}. "
+        f"Target: '{MODES[mode]['help']}' at {counts[-1]} documents within 10% of {counts[0]}.",
+        "",
+        f"| configuration | {header} | RSS {counts[-1]} / {counts[0]} | docs/s at {counts[-1]} |",
+        "|---|" + "---|" * (len(counts) + 2),
+    ]
+    for row in measured:
+        results = row["results"]
+        cells = " | ".join(f"{r['peak_rss_mb']:.0f}" for r in results)
+        table.append(
+            f"| {row['configuration']} | {cells} | {results[-1]['rss_ratio_to_first']:.3f} | "
+            f"{results[-1]['docs_per_s']:.2f} |"
+        )
+    _write({"machine": machine, "mode": mode, "measured": measured}, output, table)
 
 
 if __name__ == "__main__":
