@@ -109,6 +109,7 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
     inputs_layer, rest = senter.model.layers[0], senter.model.layers[1]
     ops = senter.model.ops
     inputs = [ops.to_numpy(array) for array in inputs_layer.predict(docs)]
+    thresholds = [senter.threshold_for(doc) for doc in docs]
 
     def measure(columns: Optional[List[int]]) -> Tuple[float, float]:
         X = []
@@ -119,11 +120,11 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
             X.append(ops.asarray2f(array))
         probs = [ops.to_numpy(p)[:, 1] for p in rest.predict(X)]
         loss, n, tp, n_pred, n_gold = 0.0, 0, 0, 0, 0
-        for p, g in zip(probs, gold, strict=True):
+        for p, g, threshold in zip(probs, gold, thresholds, strict=True):
             p = numpy.clip(p, 1e-7, 1 - 1e-7)
             loss -= float(numpy.log(numpy.where(g, p, 1 - p)).sum())
             n += len(g)
-            pred = p[1:] >= senter.threshold
+            pred = p[1:] >= threshold
             tp += int((pred & g[1:]).sum())
             n_pred += int(pred.sum())
             n_gold += int(g[1:].sum())
@@ -255,7 +256,8 @@ def main(argv: List[str] | None = None) -> int:
             f"Ablation on `{args.data}`: a head's features are set to their training mean and "
             "the increase of the per-token log loss (x1000) and the drop of sentence-start F1 "
             f"(points) are measured. Base: log loss {base['loss']:.4f}, F1 {base['f1']:.1f} "
-            f"at threshold {senter.threshold:g}. A head's *attention features* are its column "
+            f"at threshold {senter.threshold:g} ({senter.threshold_no_punct:g} for documents "
+            "without sentence-final punctuation). A head's *attention features* are its column "
             "scores (log, relative) and its similarities to the previous and next token; its "
             "*output vector* is the token's own head output (only for the layers in "
             "`context_layers`).",

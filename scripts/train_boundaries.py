@@ -12,6 +12,15 @@ under the output directory, as ``spacy train`` does, and ``training.json`` with 
 wall-clock and CPU seconds, the machine's load average before and after (other work on
 the machine slows the wall clock), the config, the overrides and the best dev score. Extra
 ``--section.key value`` arguments are config overrides, as for ``spacy train``.
+
+With ``--tune-thresholds`` (on by default for pipelines with an ``attn_senter``) the
+saved ``model-best`` then gets its decision thresholds chosen on the dev data (the
+``--paths.dev`` file, never the test set): ``threshold`` maximises boundary F1 on the dev
+documents with sentence-final punctuation and ``threshold_no_punct`` on those without
+(``spacy_attnseg.features.lacks_final_punct``, the rule the component applies), each the
+best of a 0.05..0.8 grid after smoothing F1 over neighbouring grid points. They are
+written into the component's ``cfg`` (and ``config.cfg``) of ``model-best`` and
+recorded in ``training.json``; the time counts as training time.
 """
 
 from __future__ import annotations
@@ -22,7 +31,74 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
+
+THRESHOLD_GRID = [round(0.05 + 0.025 * i, 3) for i in range(31)]  # 0.05 .. 0.8
+
+
+def best_threshold(probs: Sequence[Any], gold: Sequence[Any]) -> Optional[float]:
+    """The grid threshold with the best boundary F1 (first token of a doc not counted),
+    F1 smoothed over each grid point and its two neighbours; None without gold starts."""
+    import numpy
+
+    if not probs or not sum(int(g[1:].sum()) for g in gold):
+        return None
+    scores = []
+    for threshold in THRESHOLD_GRID:
+        tp = n_pred = n_gold = 0
+        for p, g in zip(probs, gold, strict=True):
+            pred = p[1:] >= threshold
+            tp += int((pred & g[1:]).sum())
+            n_pred += int(pred.sum())
+            n_gold += int(g[1:].sum())
+        scores.append(2 * tp / max(1, n_pred + n_gold))
+    padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
+    smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
+    return THRESHOLD_GRID[int(numpy.argmax(smoothed))]
+
+
+def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") -> Dict[str, Any]:
+    """Choose the attn_senter thresholds of a saved pipeline on dev data and save them."""
+    import numpy
+    import spacy
+    from spacy.training import Corpus
+    from spacy.util import load_config
+
+    from spacy_attnseg.features import lacks_final_punct
+
+    nlp = spacy.load(model_dir)
+    senter = nlp.get_pipe(name)
+    examples = list(Corpus(str(dev_path))(nlp))
+    trf = nlp.get_pipe(senter.cfg["transformer"])
+    docs = list(trf.pipe([eg.predicted for eg in examples]))
+    probs = senter.predict_proba(docs)
+    gold = [
+        numpy.array([tag == 1 for tag in eg.get_aligned("SENT_START")], dtype=bool)
+        for eg in examples
+    ]
+    groups: Dict[bool, List[int]] = {False: [], True: []}
+    for i, doc in enumerate(docs):
+        groups[lacks_final_punct(doc)].append(i)
+    chosen: Dict[str, Any] = {
+        "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])}
+    }
+    for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
+        value = best_threshold(
+            [probs[i] for i in groups[unpunct]], [gold[i] for i in groups[unpunct]]
+        )
+        chosen[key] = value
+        if value is not None:
+            senter.cfg[key] = value
+    nlp.to_disk(model_dir)
+    # nlp.config is a copy: write the chosen values into the saved config.cfg too (the
+    # component's cfg file, which from_disk reads last, already holds them).
+    config_path = model_dir / "config.cfg"
+    config = load_config(config_path, interpolate=False)
+    for key in ("threshold", "threshold_no_punct"):
+        if chosen[key] is not None:
+            config["components"][name][key] = chosen[key]
+    config.to_disk(config_path)
+    return chosen
 
 
 def parse_overrides(args: List[str]) -> Dict[str, Any]:
@@ -53,6 +129,12 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("config", type=Path)
     parser.add_argument("output", type=Path)
     parser.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads")
+    parser.add_argument(
+        "--tune-thresholds",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="choose the attn_senter thresholds of model-best on the dev data",
+    )
     args, rest = parser.parse_known_args(argv)
     overrides = parse_overrides(rest)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
@@ -65,6 +147,14 @@ def main(argv: List[str] | None = None) -> int:
     start, cpu_start = time.perf_counter(), time.process_time()
     load_start = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     train(args.config, args.output, use_gpu=-1, overrides=overrides)
+    thresholds = None
+    best_dir = args.output / "model-best"
+    if args.tune_thresholds and (best_dir / "attn_senter").exists():
+        from spacy.util import load_config
+
+        dev = overrides.get("paths.dev") or load_config(args.config)["paths"]["dev"]
+        thresholds = tune_thresholds(best_dir, Path(dev))
+        print(f"thresholds chosen on {dev}: {thresholds}")
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -80,6 +170,7 @@ def main(argv: List[str] | None = None) -> int:
         "cpu_seconds": round(cpu_seconds, 1),
         "load_average_1min": [load_start, load_end],
         "best_dev": performance,
+        "thresholds": thresholds,
     }
     (args.output / "training.json").write_text(json.dumps(record, indent=2) + "\n", "utf8")
     print(f"training took {seconds / 60:.1f} min; wrote {args.output}/training.json")

@@ -184,6 +184,24 @@ def _model_size(output: Any) -> Tuple[int, int]:
     raise ValueError(Errors.E102)
 
 
+# Below this share of sentence-final punctuation tokens a document counts as text without
+# punctuation (edited English has about one per 10-25 tokens; text that lost it keeps a
+# stray "..." or "!" now and then).
+NO_PUNCT_RATE = 0.01
+
+
+def final_punct_rate(doc: Doc) -> float:
+    """The share of ``doc``'s tokens that are sentence-final punctuation (``.``, ``!``,
+    ``?``, ...); 0 for an empty doc."""
+    return sum(token.text in SENTENCE_FINAL for token in doc) / max(1, len(doc))
+
+
+def lacks_final_punct(doc: Doc) -> bool:
+    """Whether ``doc`` looks like text without sentence-final punctuation: fewer than
+    ``NO_PUNCT_RATE`` of its tokens are (an empty doc does not)."""
+    return len(doc) > 0 and final_punct_rate(doc) < NO_PUNCT_RATE
+
+
 def doc_punct_features(doc: Doc) -> numpy.ndarray:
     """Ten times the share of sentence-final punctuation tokens in the doc, and whether
     there is any, repeated for every token: ``(len(doc), 2)``."""
@@ -404,6 +422,9 @@ __all__ = [
     "doc_features",
     "doc_punct_features",
     "feature_names",
+    "NO_PUNCT_RATE",
+    "final_punct_rate",
+    "lacks_final_punct",
     "head_of_feature",
     "similarity_features",
     "spec_of",

@@ -33,14 +33,14 @@ from . import architectures  # noqa: F401  (registers the model's architectures)
 from .capture import AttentionCapture
 from .errors import Errors
 from .families import n_layers_heads
-from .features import FeatureSpec, feature_names, spec_of
+from .features import FeatureSpec, feature_names, lacks_final_punct, spec_of
 from .pipeline import _find_transformer
 
 DEFAULT_MODEL_CONFIG = """
 [model]
 @architectures = "spacy-attnseg.AttnSenterModel.v1"
 width = 256
-window_size = 1
+window_size = 2
 depth = 2
 maxout_pieces = 2
 dropout = 0.2
@@ -50,7 +50,7 @@ dropout = 0.2
 colsums = true
 similarities = true
 context_layers = [1, 2, 3, 4]
-hidden = false
+hidden = true
 doc_punct = true
 
 [model.words]
@@ -74,6 +74,7 @@ INIT_SAMPLE = 64
         "model": DEFAULT_MODEL,
         "transformer": "transformer",
         "threshold": 0.25,
+        "threshold_no_punct": None,
         "overwrite": False,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
     },
@@ -85,6 +86,7 @@ def make_attn_senter(
     model: Model[List[Doc], List[Floats2d]],
     transformer: str,
     threshold: float,
+    threshold_no_punct: Optional[float],
     overwrite: bool,
     scorer: Optional[Callable],
 ) -> "AttnSenter":
@@ -95,6 +97,10 @@ def make_attn_senter(
         numbers the transformer must provide.
     transformer (str): name of the upstream spacy-transformers component.
     threshold (float): a token starts a sentence when P(S) reaches it.
+    threshold_no_punct (Optional[float]): the threshold for documents without
+        sentence-final punctuation (``.``, ``!``, ``?``, ... on under 1 % of the tokens,
+        ``features.lacks_final_punct``; text that lost it needs other cues and the model's
+        probabilities are less sure there); None: ``threshold`` for all documents.
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(
@@ -103,6 +109,7 @@ def make_attn_senter(
         name,
         transformer=transformer,
         threshold=threshold,
+        threshold_no_punct=threshold_no_punct,
         overwrite=overwrite,
         scorer=scorer,
     )
@@ -133,15 +140,25 @@ class AttnSenter(SentenceRecognizer):
         *,
         transformer: str = "transformer",
         threshold: float = 0.25,
+        threshold_no_punct: Optional[float] = None,
         overwrite: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(Errors.E010.format(value=threshold))
+        for value in (threshold, threshold_no_punct):
+            if value is not None and not 0.0 < value <= 1.0:
+                raise ValueError(Errors.E010.format(value=value))
         if scorer is None:
             scorer = registry.scorers.get("spacy.senter_scorer.v1")()
         super().__init__(nlp.vocab, model, name, overwrite=overwrite, scorer=scorer)
-        self.cfg.update({"transformer": transformer, "threshold": float(threshold)})
+        self.cfg.update(
+            {
+                "transformer": transformer,
+                "threshold": float(threshold),
+                "threshold_no_punct": None
+                if threshold_no_punct is None
+                else float(threshold_no_punct),
+            }
+        )
         self._trf = find_transformer(nlp, transformer, name)
         self.install_capture()
 
@@ -192,14 +209,33 @@ class AttnSenter(SentenceRecognizer):
 
     @property
     def threshold(self) -> float:
-        return float(self.cfg.get("threshold", 0.25))
+        # (rounded: the cfg file's JSON reader may add float noise, 0.575 -> 0.5750000000000001)
+        return round(float(self.cfg.get("threshold", 0.25)), 6)
+
+    @property
+    def threshold_no_punct(self) -> float:
+        """The threshold for documents without sentence-final punctuation."""
+        value = self.cfg.get("threshold_no_punct")
+        return self.threshold if value is None else round(float(value), 6)
+
+    def threshold_for(self, doc: Doc) -> float:
+        """``threshold``, or ``threshold_no_punct`` when ``doc`` lacks sentence-final
+        punctuation (``features.lacks_final_punct``: under 1 % of its tokens), the regime
+        the model's ``doc_punct`` features tell apart."""
+        if self.cfg.get("threshold_no_punct") is None or not lacks_final_punct(doc):
+            return self.threshold
+        return self.threshold_no_punct
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, 1 where a sentence starts (P(S) >= threshold) and 0 elsewhere."""
+        """Per Doc, 1 where a sentence starts (P(S) >= the doc's threshold) and 0
+        elsewhere."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
-        return [self._decide(scores) for scores in self.model.predict(docs)]
+        scores = self.model.predict(docs)
+        return [
+            self._decide(s, self.threshold_for(doc)) for s, doc in zip(scores, docs, strict=True)
+        ]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """Per Doc, P(S) of every token (numpy)."""
@@ -208,9 +244,9 @@ class AttnSenter(SentenceRecognizer):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
         return [self.model.ops.to_numpy(s[:, 1]) for s in self.model.predict(docs)]
 
-    def _decide(self, scores: Floats2d) -> numpy.ndarray:
+    def _decide(self, scores: Floats2d, threshold: float) -> numpy.ndarray:
         probs = self.model.ops.to_numpy(scores[:, 1]) if len(scores) else numpy.zeros((0,))
-        return (probs >= self.threshold).astype("int32")
+        return (probs >= threshold).astype("int32")
 
     # -- initialization ---------------------------------------------------------------
 
@@ -300,6 +336,7 @@ def settings(nlp: Language, name: str = "attn_senter") -> Dict[str, Any]:
     spec = pipe.feature_spec
     return {
         "threshold": pipe.threshold,
+        "threshold_no_punct": pipe.threshold_no_punct,
         "transformer": pipe.cfg["transformer"],
         "features": {
             "colsums": spec.colsums,

@@ -20,11 +20,13 @@ from spacy_attnseg.features import (
     doc_features,
     feature_names,
     head_of_feature,
+    lacks_final_punct,
 )
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 ATTN_SENTER_CFG = CONFIGS / "attn_senter.cfg"
 SENTER_LISTENER_CFG = CONFIGS / "senter_listener.cfg"
+SENTER_LISTENER_WINDOW_CFG = CONFIGS / "senter_listener_window.cfg"
 
 TEXTS = [
     "The museum opened in 1902. It holds paintings from the region. Visitors come daily.",
@@ -74,7 +76,7 @@ def test_registered_names_resolve() -> None:
     assert Language.has_factory("attn_senter")
 
 
-@pytest.mark.parametrize("path", [ATTN_SENTER_CFG, SENTER_LISTENER_CFG])
+@pytest.mark.parametrize("path", [ATTN_SENTER_CFG, SENTER_LISTENER_CFG, SENTER_LISTENER_WINDOW_CFG])
 def test_configs_validate(path: Path) -> None:
     config = load_config(path)
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
@@ -262,6 +264,36 @@ def test_to_disk_and_spacy_load_round_trip(trained: Dict[str, Any]) -> None:
     assert loaded.get_pipe("attn_senter").cfg["threshold"] == nlp.get_pipe("attn_senter").threshold
 
 
+def test_threshold_per_punctuation_regime(trained: Dict[str, Any]) -> None:
+    nlp = trained["nlp"]
+    senter = nlp.get_pipe("attn_senter")
+    punctuated = nlp.make_doc(TEXTS[0])
+    bare = nlp.make_doc(TEXTS[4])
+    assert not lacks_final_punct(punctuated) and lacks_final_punct(bare)
+    assert not lacks_final_punct(nlp.make_doc(""))
+    saved = dict(senter.cfg)
+    try:
+        senter.cfg["threshold_no_punct"] = None
+        assert senter.threshold_for(bare) == senter.threshold == senter.threshold_no_punct
+        senter.cfg.update({"threshold": 0.5, "threshold_no_punct": 1e-6})
+        assert senter.threshold_for(punctuated) == 0.5
+        assert senter.threshold_for(bare) == 1e-6
+        with nlp.select_pipes(enable=["transformer"]):
+            docs = [nlp(TEXTS[4]), nlp(TEXTS[0])]
+        probs = senter.predict_proba(docs)
+        decisions = senter.predict(docs)
+        assert decisions[0].tolist() == (probs[0] >= 1e-6).astype("int32").tolist()
+        assert decisions[1].tolist() == (probs[1] >= 0.5).astype("int32").tolist()
+        copy = spacy_attnseg.load_pipeline(trained["path"])
+        copy.get_pipe("attn_senter").from_bytes(senter.to_bytes())
+        assert copy.get_pipe("attn_senter").threshold_no_punct == 1e-6
+    finally:
+        senter.cfg.clear()
+        senter.cfg.update(saved)
+    with pytest.raises(ValueError):
+        nlp.add_pipe("attn_senter", name="bad", config={"threshold_no_punct": 1.5}, last=True)
+
+
 def test_learned_the_training_sentences(trained: Dict[str, Any]) -> None:
     nlp = trained["nlp"]
     scores = nlp.evaluate(trained["examples"])
@@ -291,7 +323,12 @@ def test_empty_docs_and_overwrite(trained: Dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "path,component", [(ATTN_SENTER_CFG, "attn_senter"), (SENTER_LISTENER_CFG, "senter")]
+    "path,component",
+    [
+        (ATTN_SENTER_CFG, "attn_senter"),
+        (SENTER_LISTENER_CFG, "senter"),
+        (SENTER_LISTENER_WINDOW_CFG, "senter"),
+    ],
 )
 def test_spacy_train_initialization_with_frozen_transformer(
     tmp_path: Path, path: Path, component: str
