@@ -5,6 +5,7 @@ Usage::
     python scripts/evaluate_trained.py \
         --pipeline attn_senter=training/boundaries/model-best \
         --pipeline senter_listener=training/senter_listener/model-best \
+        --pipeline senter_listener_window=training/senter_listener_window/model-best \
         --pipeline attn_segmenter=configs/minilm.cfg \
         --out metrics/trained_boundaries
 
@@ -151,7 +152,9 @@ def main(argv: List[str] | None = None) -> int:
         f"- Speed: documents per second on {machine}; training time from training.json.",
         "- no-punct: every sentence's final . ! ? removed and the text lowercased "
         "(spacy_attnseg.evaluation).",
-        "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py).",
+        "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
+        "attn_senter's two thresholds (documents with / without sentence-final "
+        "punctuation) were chosen on the held-out EWT dev part (scripts/train_boundaries.py).",
     ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"title": title, "test": str(args.test), "machine": machine, "rows": rows}
