@@ -73,6 +73,14 @@ class HeadPairs:
     def __init__(
         self, layer: ArrayLike, head: ArrayLike, i: ArrayLike, j: ArrayLike, score: ArrayLike
     ) -> None:
+        self._assign(layer, head, i, j, score)
+        if len(self.layer) > 1 and not _is_sorted(self.layer, self.head, self.i, self.j):
+            self._take(numpy.lexsort((self.j, self.i, self.head, self.layer)))
+
+    def _assign(
+        self, layer: ArrayLike, head: ArrayLike, i: ArrayLike, j: ArrayLike, score: ArrayLike
+    ) -> None:
+        """Coerce the columns to their dtypes and check that their lengths agree."""
         self.layer = _int_col(layer)
         self.head = _int_col(head)
         self.i = _int_col(i)
@@ -84,8 +92,6 @@ class HeadPairs:
                 "HeadPairs columns must have equal lengths, got "
                 f"{[len(getattr(self, c)) for c in _COLUMNS]}"
             )
-        if n > 1 and not _is_sorted(self.layer, self.head, self.i, self.j):
-            self._take(numpy.lexsort((self.j, self.i, self.head, self.layer)))
 
     @classmethod
     def from_sorted(
@@ -95,17 +101,7 @@ class HeadPairs:
         (e.g. produced in that order): coerced and length-checked like the constructor,
         but not checked for order nor sorted."""
         self = cls.__new__(cls)
-        self.layer = _int_col(layer)
-        self.head = _int_col(head)
-        self.i = _int_col(i)
-        self.j = _int_col(j)
-        self.score = _float_col(score)
-        n = len(self.layer)
-        if any(len(col) != n for col in (self.head, self.i, self.j, self.score)):
-            raise ValueError(
-                "HeadPairs columns must have equal lengths, got "
-                f"{[len(getattr(self, c)) for c in _COLUMNS]}"
-            )
+        self._assign(layer, head, i, j, score)
         return self
 
     def _take(self, index: numpy.ndarray) -> None:
