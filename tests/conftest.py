@@ -222,6 +222,25 @@ def build_trf_nlp(model_dir: Path | str, *, initialize: bool = True, **kwargs: A
     return nlp
 
 
+def transformer_only_nlp(model_dir: Path | str) -> Any:
+    """A blank English pipeline with only a spacy-transformers ``transformer`` on
+    ``model_dir`` (not initialized)."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy-transformers.TransformerModel.v3",
+                "name": str(model_dir),
+                "tokenizer_config": {"use_fast": True},
+            }
+        },
+    )
+    return nlp
+
+
 @pytest.fixture(scope="session")
 def minilm_nlp() -> Any:
     """The embedded MiniLM pipeline, shared by the session: do not modify it."""

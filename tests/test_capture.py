@@ -8,8 +8,8 @@ from typing import Any, Dict, List, Tuple
 
 import numpy
 import pytest
-import spacy
 import torch
+from conftest import transformer_only_nlp
 from spacy.util import minibatch
 from spacy_transformers.util import batch_by_length
 from transformers import AutoModel
@@ -345,17 +345,7 @@ def test_capture_without_requests_adds_nothing(tiny_model_dir: Any) -> None:
     """A transformer whose capture has no requests runs unchanged."""
     from spacy_attnseg.capture import AttentionCapture
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "transformer",
-        config={
-            "model": {
-                "@architectures": "spacy-transformers.TransformerModel.v3",
-                "name": str(tiny_model_dir("bert")),
-                "tokenizer_config": {"use_fast": True},
-            }
-        },
-    )
+    nlp = transformer_only_nlp(tiny_model_dir("bert"))
     nlp.initialize()
     capture = AttentionCapture.attach(nlp.get_pipe("transformer").model)
     assert AttentionCapture.attach(nlp.get_pipe("transformer").model) is capture

@@ -15,7 +15,7 @@ import numpy
 import pytest
 import spacy
 import torch
-from conftest import EWT_TEST, SAMPLE_TXT
+from conftest import EWT_TEST, SAMPLE_TXT, transformer_only_nlp
 from spacy.language import Language
 from spacy.tokens import Doc
 
@@ -308,21 +308,6 @@ def test_empty_and_whitespace_docs(minilm_nlp: Any) -> None:
 # -- errors ---------------------------------------------------------------------------
 
 
-def tiny_transformer_nlp(model_dir: Path) -> Language:
-    nlp = spacy.blank("en")
-    nlp.add_pipe(
-        "transformer",
-        config={
-            "model": {
-                "@architectures": "spacy-transformers.TransformerModel.v3",
-                "name": str(model_dir),
-                "tokenizer_config": {"use_fast": True},
-            }
-        },
-    )
-    return nlp
-
-
 def test_error_no_transformer() -> None:
     with pytest.raises(ValueError, match=r"\[E001\]"):
         spacy.blank("en").add_pipe("attn_segmenter")
@@ -331,7 +316,7 @@ def test_error_no_transformer() -> None:
 
 
 def test_error_transformer_after_component(tiny_model_dir: Any) -> None:
-    nlp = tiny_transformer_nlp(tiny_model_dir("bert"))
+    nlp = transformer_only_nlp(tiny_model_dir("bert"))
     nlp.add_pipe("attn_segmenter", first=True)
     nlp.initialize()
     with pytest.raises(ValueError, match=r"\[E001\]"):
@@ -358,7 +343,7 @@ def test_error_tok2vec_named_transformer() -> None:
 def test_config_errors_at_construction(
     config: Dict[str, Any], code: str, tiny_model_dir: Any
 ) -> None:
-    nlp = tiny_transformer_nlp(tiny_model_dir("bert"))
+    nlp = transformer_only_nlp(tiny_model_dir("bert"))
     with pytest.raises(ValueError, match=rf"\[{code}\]"):
         nlp.add_pipe("attn_segmenter", config=config)
 
