@@ -22,14 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spacy_attnseg.evaluation import (  # noqa: E402
     SPLITTERS,
+    VARIANTS,
     SplitterUnavailable,
     evaluate_splitter,
     load_splitter,
-    read_conllu_documents,
+    read_conllu_variants,
     write_table,
 )
-
-VARIANTS = {"raw": False, "no-punct": True}
 
 
 def main(argv: List[str] | None = None) -> int:
@@ -48,10 +47,7 @@ def main(argv: List[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    corpora = {
-        variant: read_conllu_documents(args.conllu, strip_final_punct=strip)
-        for variant, strip in VARIANTS.items()
-    }
+    corpora = read_conllu_variants(args.conllu)
     rows: List[Dict[str, Any]] = []
     for name in args.splitters:
         try:

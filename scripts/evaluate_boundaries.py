@@ -49,17 +49,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spacy_attnseg.evaluation import (  # noqa: E402
     SPLITTERS,
+    VARIANTS,
     GoldDocument,
     SplitterUnavailable,
     doc_sentence_starts,
     evaluate_splitter,
     load_splitter,
-    read_conllu_documents,
+    read_conllu_variants,
     score_boundaries,
     write_table,
 )
 
-VARIANTS = {"raw": False, "no-punct": True}
 THRESHOLDS = [round(0.01 * i, 2) for i in range(1, 101)]
 PAPER_OVERRIDES = "components.attn_segmenter.preset"
 THRESHOLD_OVERRIDE = "components.attn_segmenter.threshold"
@@ -244,7 +244,7 @@ def main(argv: List[str] | None = None) -> int:
     started = time.perf_counter()
     load_before = os.getloadavg()
 
-    test = {v: read_conllu_documents(args.test, strip_final_punct=s) for v, s in VARIANTS.items()}
+    test = read_conllu_variants(args.test)
     rows: List[Dict[str, Any]] = []
 
     rows_cal, cfg_cal = evaluate_attn(
@@ -255,7 +255,7 @@ def main(argv: List[str] | None = None) -> int:
         rows += evaluate_attn(name, args.config, overrides, test, args.threads, args.batch_size)[0]
 
     if args.paper_threshold is None:
-        dev = {v: read_conllu_documents(args.dev, strip_final_punct=s) for v, s in VARIANTS.items()}
+        dev = read_conllu_variants(args.dev)
         selection = choose_paper_threshold(args.config, dev, args.threads, args.batch_size)
     else:
         selection = {"selected_on": "given (--paper-threshold)", "threshold": args.paper_threshold}

@@ -35,16 +35,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spacy_attnseg.evaluation import (  # noqa: E402
     SPLITTERS,
+    VARIANTS,
     GoldDocument,
     SplitterUnavailable,
     doc_sentence_starts,
     evaluate_splitter,
     load_splitter,
-    read_conllu_documents,
+    read_conllu_variants,
     score_boundaries,
 )
 
-VARIANTS = {"raw": False, "no-punct": True}
 DEFAULT_TEST = Path("data/UD_English-EWT/en_ewt-ud-test.conllu")
 
 
@@ -112,10 +112,7 @@ def main(argv: List[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     from spacy_attnseg.models import load_pipeline
 
-    corpora = {
-        variant: read_conllu_documents(args.test, strip_final_punct=strip)
-        for variant, strip in VARIANTS.items()
-    }
+    corpora = read_conllu_variants(args.test)
     rows: List[Dict[str, Any]] = []
     for spec in args.pipeline:
         name, _, path_text = spec.partition("=")

@@ -72,7 +72,9 @@ __all__ = [
     "SplitterFactory",
     "SplitterUnavailable",
     "SPLITTERS",
+    "VARIANTS",
     "read_conllu_documents",
+    "read_conllu_variants",
     "strip_final_punctuation",
     "boundary_positions",
     "score_boundaries",
@@ -221,6 +223,19 @@ def read_conllu_documents(path: PathLike, *, strip_final_punct: bool = False) ->
 # ---------------------------------------------------------------------------
 # Scoring
 # ---------------------------------------------------------------------------
+
+
+#: The two text variants every boundary evaluation scores: as written, and with every
+#: sentence's final ``.``/``!``/``?`` removed and the text lowercased (value: strip).
+VARIANTS: Dict[str, bool] = {"raw": False, "no-punct": True}
+
+
+def read_conllu_variants(path: PathLike) -> Dict[str, List[GoldDocument]]:
+    """:func:`read_conllu_documents` of ``path`` in each of the :data:`VARIANTS`."""
+    return {
+        variant: read_conllu_documents(path, strip_final_punct=strip)
+        for variant, strip in VARIANTS.items()
+    }
 
 
 def boundary_positions(
