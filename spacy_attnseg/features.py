@@ -205,9 +205,8 @@ def lacks_final_punct(doc: Doc) -> bool:
 def doc_punct_features(doc: Doc) -> numpy.ndarray:
     """Ten times the share of sentence-final punctuation tokens in the doc, and whether
     there is any, repeated for every token: ``(len(doc), 2)``."""
-    n_final = sum(token.text in SENTENCE_FINAL for token in doc)
-    rate = n_final / max(1, len(doc))
-    row = numpy.array([10.0 * rate, float(n_final > 0)], dtype="float32")
+    rate = final_punct_rate(doc)
+    row = numpy.array([10.0 * rate, float(rate > 0)], dtype="float32")
     return numpy.repeat(row[None, :], len(doc), axis=0)
 
 
