@@ -2,9 +2,11 @@
 
 Every configuration runs in its own process (so peak RSS is its own), over the same
 documents (UD EWT test documents, repeated to reach --n-docs), with torch pinned to
---threads. Configurations are run in alternating rounds and the fastest round of each is
-kept, so a burst of load on the machine does not favour one of them. The machine's load
-average is recorded before and after.
+--threads. `speed`: configurations are run in alternating rounds and the fastest round of
+each is kept, so a burst of load on the machine does not favour one of them. `memory`:
+peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
+--repeats processes per configuration and size (see `memory`'s docstring). The machine's
+load average is recorded before and after.
 
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
@@ -14,11 +16,12 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import typer
 
@@ -34,7 +37,14 @@ MODES: Dict[str, Dict[str, Any]] = {
     "pairs_head": {"help": "transformer + attn_head_pairs on 1 head of the last layer"},
     "pairs_layer": {"help": "transformer + attn_head_pairs on all heads of the last layer"},
     "pairs_all": {"help": "transformer + attn_head_pairs on all heads of all layers"},
+    "pairs_all_trim": {
+        "help": "transformer + attn_head_pairs on all heads of all layers + malloc_trim"
+    },
 }
+# A mode "<mode>_trim" is <mode> with the malloc_trim component added last.
+TRIM_SUFFIX = "_trim"
+SPEED_MODES = [mode for mode in MODES if not mode.endswith(TRIM_SUFFIX)]
+BATCH_SIZE = 16
 
 app = typer.Typer(add_completion=False)
 
@@ -42,6 +52,8 @@ app = typer.Typer(add_completion=False)
 def build(mode: str) -> Any:
     from spacy_attnseg import load_pipeline
 
+    trim = mode.endswith(TRIM_SUFFIX)
+    mode = mode.removesuffix(TRIM_SUFFIX)
     overrides: Dict[str, Any] = {}
     if mode == "attentions":
         overrides["components.transformer.model.transformer_config"] = {
@@ -61,24 +73,39 @@ def build(mode: str) -> Any:
         component = nlp.get_pipe(name)
         if hasattr(component, "install_capture"):
             component.install_capture()
+    if trim:
+        nlp.add_pipe("malloc_trim", last=True)
     return nlp
 
 
-def texts(n_docs: int) -> List[str]:
+def cycle(align: int = 0) -> List[str]:
+    """The UD EWT test documents (316). With ``align`` (a batch size), padded with the
+    first documents to a multiple of it (316 + 4 = 320 for 16), so that when the cycle
+    is repeated every batch of a long run is one that a shorter run also processes."""
     from spacy_attnseg.evaluation import read_conllu_documents
 
     docs = [doc.text for doc in read_conllu_documents(EWT_TEST)]
+    if align:
+        docs = docs + docs[: (-len(docs)) % align]
+    return docs
+
+
+def texts(n_docs: int, align: int = 0) -> List[str]:
+    """``n_docs`` documents: :func:`cycle` repeated."""
+    docs = cycle(align)
     return [docs[i % len(docs)] for i in range(n_docs)]
 
 
 @app.command("one", hidden=True)
-def run_one(mode: str, n_docs: int, threads: int, batch_size: int = 16) -> None:
+def run_one(
+    mode: str, n_docs: int, threads: int, batch_size: int = BATCH_SIZE, align: bool = False
+) -> None:
     """Run one configuration and print a JSON line (called in a subprocess)."""
     import torch
 
     torch.set_num_threads(threads)
     nlp = build(mode)
-    data = texts(n_docs)
+    data = texts(n_docs, align=batch_size if align else 0)
     for _ in nlp.pipe(data[:16], batch_size=batch_size):
         pass
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -93,6 +120,7 @@ def run_one(mode: str, n_docs: int, threads: int, batch_size: int = 16) -> None:
             {
                 "mode": mode,
                 "n_docs": n_docs,
+                "aligned_batches": align,
                 "n_tokens": n_tokens,
                 "seconds": seconds,
                 "docs_per_s": n_docs / seconds,
@@ -104,7 +132,11 @@ def run_one(mode: str, n_docs: int, threads: int, batch_size: int = 16) -> None:
 
 
 def _spawn(
-    mode: str, n_docs: int, threads: int, extra_env: Dict[str, str] | None = None
+    mode: str,
+    n_docs: int,
+    threads: int,
+    extra_env: Dict[str, str] | None = None,
+    align: bool = False,
 ) -> Dict[str, Any]:
     env = dict(
         os.environ,
@@ -113,8 +145,11 @@ def _spawn(
         OPENBLAS_NUM_THREADS="1",
         **(extra_env or {}),
     )
+    command = [sys.executable, __file__, "one", mode, str(n_docs), str(threads)]
+    if align:
+        command.append("--align")
     out = subprocess.run(
-        [sys.executable, __file__, "one", mode, str(n_docs), str(threads)],
+        command,
         check=True,
         capture_output=True,
         text=True,
@@ -143,7 +178,7 @@ def _write(results: Dict[str, Any], output: Path, table: List[str]) -> None:
 @app.command("speed")
 def speed(
     output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
-    modes: str = typer.Option(",".join(MODES), help="Comma-separated configurations."),
+    modes: str = typer.Option(",".join(SPEED_MODES), help="Comma-separated configurations."),
     n_docs: int = typer.Option(316, help="Documents per run (EWT test has 316)."),
     rounds: int = typer.Option(2, help="Alternating rounds; the fastest is kept."),
     threads: int = typer.Option(1, help="torch threads."),
@@ -186,10 +221,18 @@ def memory(
     mode: str = typer.Option("pairs_all", help="Configuration to measure."),
     sizes: str = typer.Option("500,2000", help="Comma-separated numbers of documents."),
     threads: int = typer.Option(1, help="torch threads."),
+    repeats: int = typer.Option(
+        3, help="Separate processes per configuration and size; the table gives the median."
+    ),
     baseline: str = typer.Option(
         "transformer",
         help="Configuration measured beside it over the same documents, so that growth of "
         "the transformer pass itself can be told apart ('' to skip).",
+    ),
+    trim: bool = typer.Option(
+        True,
+        help="Also measure the configuration with the malloc_trim component last, which "
+        "returns the heap's free pages to the system after each batch.",
     ),
     mmap_threshold: int = typer.Option(
         131072,
@@ -198,41 +241,92 @@ def memory(
     ),
 ) -> None:
     """Peak RSS of one configuration streaming over growing numbers of documents, beside
-    the same measurement of a baseline configuration (the transformer alone) and of the
-    configuration with a fixed glibc mmap threshold."""
+    the same measurement of a baseline configuration (the transformer alone), of the
+    configuration with the malloc_trim component, and of the configuration with a fixed
+    glibc mmap threshold.
+
+    The 316 documents are cycled with the cycle padded to a whole number of batches
+    (320 for batches of 16): otherwise a longer run meets batch compositions (up to
+    5,907 tokens) that a shorter one never processes, and the ratio of peaks measures
+    the largest batch met rather than growth. Each configuration and size runs in
+    ``repeats`` separate processes, interleaved, because the peak varies from process to
+    process with the allocator's state; the table gives medians with their ranges, the
+    JSON every run."""
     machine = _machine(threads)
     counts = [int(s) for s in sizes.split(",")]
-    rows = [(MODES[mode]["help"], mode, {})]
+    rows: List[Tuple[str, str, Dict[str, str]]] = [(MODES[mode]["help"], mode, {})]
     if baseline:
         rows.append((MODES[baseline]["help"], baseline, {}))
+    if trim:
+        trim_mode = mode + TRIM_SUFFIX
+        label = MODES.get(trim_mode, {"help": f"{MODES[mode]['help']} + malloc_trim"})["help"]
+        rows.append((label, trim_mode, {}))
     if mmap_threshold:
         env = {"MALLOC_MMAP_THRESHOLD_": str(mmap_threshold)}
         rows.append((f"{MODES[mode]['help']}, MALLOC_MMAP_THRESHOLD_={mmap_threshold}", mode, env))
-    measured = []
-    for label, name, env in rows:
-        results = [_spawn(name, n, threads, env) for n in counts]
-        for r in results:
-            r["rss_ratio_to_first"] = r["peak_rss_mb"] / results[0]["peak_rss_mb"]
-        measured.append({"configuration": label, "mode": name, "env": env, "results": results})
+    runs: List[Dict[int, List[Dict[str, Any]]]] = [{n: [] for n in counts} for _ in rows]
+    for repeat in range(repeats):
+        for index, (_label, name, env) in enumerate(rows):
+            for n in counts:
+                result = _spawn(name, n, threads, env, align=True)
+                result["repeat"] = repeat
+                runs[index][n].append(result)
+                print(
+                    f"repeat {repeat + 1} {name}{' ' + str(env) if env else ''} {n} docs: "
+                    f"{result['peak_rss_mb']:.0f} MB, {result['docs_per_s']:.2f} docs/s",
+                    flush=True,
+                )
     machine["loadavg_after"] = os.getloadavg()
+    measured: List[Dict[str, Any]] = []
+    for (label, name, env), by_size in zip(rows, runs, strict=True):
+        sizes_summary: List[Dict[str, Any]] = []
+        for n in counts:
+            peaks = [r["peak_rss_mb"] for r in by_size[n]]
+            sizes_summary.append(
+                {
+                    "n_docs": n,
+                    "median_peak_rss_mb": statistics.median(peaks),
+                    "min_peak_rss_mb": min(peaks),
+                    "max_peak_rss_mb": max(peaks),
+                    "median_docs_per_s": statistics.median(r["docs_per_s"] for r in by_size[n]),
+                    "runs": by_size[n],
+                }
+            )
+        first = sizes_summary[0]["median_peak_rss_mb"]
+        for summary in sizes_summary:
+            summary["median_ratio_to_first"] = summary["median_peak_rss_mb"] / first
+        measured.append({"configuration": label, "mode": name, "env": env, "sizes": sizes_summary})
+    n_file, n_cycle = len(cycle()), len(cycle(BATCH_SIZE))
     header = " | ".join(f"{n} docs: peak RSS (MB)" for n in counts)
     table = [
-        f"Peak RSS streaming over UD EWT test documents (repeated), each run in its own "
-        f"process, torch threads {threads}, load average before "
-        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}. "
-        f"Target: '{MODES[mode]['help']}' at {counts[-1]} documents within 10% of {counts[0]}.",
+        f"Peak RSS streaming over the UD EWT test documents in batches of {BATCH_SIZE}, "
+        f"each run in its own process, median of {repeats} runs (min-max), torch threads "
+        f"{threads}, load average before {machine['loadavg_before'][0]:.2f}, after "
+        f"{machine['loadavg_after'][0]:.2f}. The {n_file} documents are cycled padded to "
+        f"{n_cycle}, a whole number of batches, so that every batch of the longer run also "
+        f"occurs in the shorter one and the ratio measures growth, not a larger batch met "
+        f"later. Target: '{MODES[mode]['help']}' at {counts[-1]} documents within 10% of "
+        f"{counts[0]}.",
         "",
-        f"| configuration | {header} | RSS {counts[-1]} / {counts[0]} | docs/s at {counts[-1]} |",
+        f"| configuration | {header} | RSS {counts[-1]} / {counts[0]} (medians) "
+        f"| docs/s at {counts[-1]} |",
         "|---|" + "---|" * (len(counts) + 2),
     ]
-    for row in measured:
-        results = row["results"]
-        cells = " | ".join(f"{r['peak_rss_mb']:.0f}" for r in results)
-        table.append(
-            f"| {row['configuration']} | {cells} | {results[-1]['rss_ratio_to_first']:.3f} | "
-            f"{results[-1]['docs_per_s']:.2f} |"
+    for entry in measured:
+        summaries = entry["sizes"]
+        cells = " | ".join(
+            f"{s['median_peak_rss_mb']:.0f} ({s['min_peak_rss_mb']:.0f}-{s['max_peak_rss_mb']:.0f})"
+            for s in summaries
         )
-    _write({"machine": machine, "mode": mode, "measured": measured}, output, table)
+        table.append(
+            f"| {entry['configuration']} | {cells} | {summaries[-1]['median_ratio_to_first']:.3f} "
+            f"| {summaries[-1]['median_docs_per_s']:.2f} |"
+        )
+    _write(
+        {"machine": machine, "mode": mode, "repeats": repeats, "measured": measured},
+        output,
+        table,
+    )
 
 
 if __name__ == "__main__":

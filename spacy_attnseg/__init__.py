@@ -4,6 +4,7 @@ machines pay attention")."""
 
 from .capture import AttentionCapture, CaptureRequest
 from .head_analysis import AttnHeadPairs, make_attn_head_pairs
+from .memory import MallocTrim, make_malloc_trim
 from .models import embedded_model_path, load_pipeline
 from .pipeline import AttnSegmenter, make_attn_segmenter
 
@@ -14,8 +15,10 @@ __all__ = [
     "AttnHeadPairs",
     "AttnSegmenter",
     "CaptureRequest",
+    "MallocTrim",
     "embedded_model_path",
     "load_pipeline",
     "make_attn_head_pairs",
     "make_attn_segmenter",
+    "make_malloc_trim",
 ]

@@ -91,3 +91,12 @@ class Errors:
         "to the config (see configs/attn_senter.cfg), or source the transformer from a "
         "saved pipeline."
     )
+
+
+class Warnings:
+    W001 = (
+        "[W001] The C library has no `malloc_trim` ({reason}): the '{component}' component "
+        "passes Docs through without returning freed memory to the operating system. "
+        "`malloc_trim` is a glibc function (Linux); on macOS and musl-based systems "
+        "(Alpine) the component does nothing and can be left out of the pipeline."
+    )
