@@ -13,10 +13,10 @@ Two measures per (layer, head):
   features (column scores, neighbour similarities), or its output vector, are replaced
   by their training mean (0 after standardisation), all other inputs kept; whole feature
   blocks are ablated the same way;
-* **weight norm**: the L2 norm of the first (projection) layer's weights over the head's
-  standardised feature columns, relative to the largest head (a weak measure here: the
-  projection is layer-normalised and weight-decayed, so the norms stay near their
-  initial scale).
+* **weight norm**: the L2 norm of the first (projection) layer's weights (of all
+  members) over the head's standardised feature columns, relative to the largest head
+  (a weak measure here: the projection is layer-normalised and weight-decayed, so the
+  norms stay near their initial scale).
 
 Writes ``OUT.json``, ``OUT.md`` (layers x heads tables, the top heads, the blocks) and
 ``OUT.png`` (heatmaps).
@@ -35,6 +35,7 @@ import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from spacy_attnseg.architectures import member_chains, member_projections  # noqa: E402
 from spacy_attnseg.features import head_of_feature  # noqa: E402
 
 Head = Tuple[int, int]
@@ -53,21 +54,25 @@ def head_columns(names: List[str], blocks: Optional[Sequence[str]] = None) -> Di
     return dict(columns)
 
 
-def projection_weights(senter: Any) -> numpy.ndarray:
-    """The weights ``(nO, nP, nI)`` of the first Maxout layer (the per-token projection)."""
-    project = senter.model.get_ref("project")
-    for node in project.walk():
-        if node.has_param("W"):
-            return senter.model.ops.to_numpy(node.get_param("W"))
-    raise ValueError("the projection layer has no weights; is the model initialized?")
+def projection_weights(senter: Any) -> List[numpy.ndarray]:
+    """The weights ``(nO, nP, nI)`` of every member's first Maxout layer (the per-token
+    projection)."""
+    weights = []
+    for project in member_projections(senter.model):
+        found = [node.get_param("W") for node in project.walk() if node.has_param("W")]
+        if not found:
+            raise ValueError("the projection layer has no weights; is the model initialized?")
+        weights.append(senter.model.ops.to_numpy(found[0]))
+    return weights
 
 
 def weight_norms(senter: Any, names: List[str]) -> Tuple[Dict[str, Dict[Head, float]], Dict]:
     """Per head, the norm of the projection weights over its attention features (column
     scores and neighbour similarities) and over its head outputs (``context`` block); per
     head and block, the same over that block's columns; and the norms of the other inputs."""
-    weights = projection_weights(senter)
-    column_norm = numpy.sqrt((weights.reshape(-1, weights.shape[-1]) ** 2).sum(axis=0))
+    column_norm = numpy.sqrt(
+        sum((w.reshape(-1, w.shape[-1]) ** 2).sum(axis=0) for w in projection_weights(senter))
+    )
 
     def norm(columns: Sequence[int]) -> float:
         return float(numpy.sqrt((column_norm[list(columns)] ** 2).sum()))
@@ -106,19 +111,22 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
     for eg in examples:
         aligned = eg.get_aligned("SENT_START")
         gold.append(numpy.array([tag == 1 for tag in aligned], dtype=bool))
-    inputs_layer, rest = senter.model.layers[0], senter.model.layers[1]
     ops = senter.model.ops
-    inputs = [ops.to_numpy(array) for array in inputs_layer.predict(docs)]
+    members = member_chains(senter.model)
+    inputs = [[ops.to_numpy(array) for array in layer.predict(docs)] for layer, _ in members]
     thresholds = [senter.threshold_for(doc) for doc in docs]
 
     def measure(columns: Optional[List[int]]) -> Tuple[float, float]:
-        X = []
-        for array in inputs:
-            if columns:
-                array = array.copy()
-                array[:, columns] = 0.0
-            X.append(ops.asarray2f(array))
-        probs = [ops.to_numpy(p)[:, 1] for p in rest.predict(X)]
+        per_member = []
+        for (_, rest), member_inputs in zip(members, inputs, strict=True):
+            X = []
+            for array in member_inputs:
+                if columns:
+                    array = array.copy()
+                    array[:, columns] = 0.0
+                X.append(ops.asarray2f(array))
+            per_member.append([ops.to_numpy(p)[:, 1] for p in rest.predict(X)])
+        probs = [numpy.mean(member_probs, axis=0) for member_probs in zip(*per_member, strict=True)]
         loss, n, tp, n_pred, n_gold = 0.0, 0, 0, 0, 0
         for p, g, threshold in zip(probs, gold, thresholds, strict=True):
             p = numpy.clip(p, 1e-7, 1 - 1e-7)

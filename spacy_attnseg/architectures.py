@@ -1,6 +1,6 @@
 """Registered model builders (``@architectures``) of spacy-attnseg."""
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc
 from spacy.util import registry
@@ -16,8 +16,9 @@ from thinc.api import (
     residual,
     with_array,
 )
-from thinc.types import Floats2d
+from thinc.types import Floats1d, Floats2d
 
+from .errors import Errors
 from .features import AttnFeatures
 
 
@@ -57,9 +58,11 @@ def build_attn_senter_model(
     depth: int = 2,
     maxout_pieces: int = 2,
     dropout: float = 0.1,
+    members: int = 1,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """Sentence-start probabilities ``(n_tokens, 2)`` (labels "I", "S") per Doc.
+    """Sentence-start probabilities ``(n_tokens, 2 * members)`` per Doc: labels "I",
+    "S" of every member (``member_start_probs`` averages them).
 
     features (Model): the attention features, ``spacy-attnseg.AttnFeatures.v1``.
     words (Optional[Model]): word identity embeddings concatenated to them, e.g.
@@ -70,37 +73,83 @@ def build_attn_senter_model(
         every token's decision its own features only.
     maxout_pieces (int): pieces of the Maxout units.
     dropout (float): dropout after every Maxout layer in training.
+    members (int): independently initialised classifiers, each with its own word
+        embedding, over the same attention features, each trained on its own loss
+        (``AttnSenter.get_loss``); their P(S) is averaged. An ensemble is steadier than
+        one member where the decision is hard (text without punctuation).
 
     Every token's features are projected by a Maxout layer (its weights tell which
     features, hence heads, carry the decision: ``scripts/report_senter_heads.py``), then
     ``depth`` residual window layers mix in the neighbours, then a softmax gives P(I),
     P(S).
     """
-    inputs: Model = features if words is None else concatenate(features, words)
-    project = Maxout(nO=width, nP=maxout_pieces, dropout=dropout, normalize=True)
-    if depth > 0:
-        window: Model = chain(
-            expand_window(window_size=window_size),
-            Maxout(
-                nO=width,
-                nI=width * (2 * window_size + 1),
-                nP=maxout_pieces,
-                dropout=dropout,
-                normalize=True,
-            ),
-        )
-        encode: Model = clone(residual(window), depth)
-    else:
-        encode = noop()
-    output = Softmax(nO=nO or 2, nI=width)
+    if members < 1:
+        raise ValueError(Errors.E106.format(members=members))
     receptive_field = window_size * depth
-    model: Model[List[Doc], List[Floats2d]] = chain(
-        inputs, with_array(chain(project, encode, output), pad=receptive_field)
-    )
+    chains: List[Model] = []
+    projections: List[Model] = []
+    for index in range(members):
+        # every member has its own word embedding; the features (no weights) are shared
+        member_words = words if words is None or index == 0 else words.copy()
+        inputs: Model = features if member_words is None else concatenate(features, member_words)
+        project = Maxout(nO=width, nP=maxout_pieces, dropout=dropout, normalize=True)
+        head: Model = chain(
+            project,
+            _window_encoder(width, window_size, depth, maxout_pieces, dropout),
+            Softmax(nO=nO or 2, nI=width),
+        )
+        chains.append(chain(inputs, with_array(head, pad=receptive_field)))
+        projections.append(project)
+    model: Model[List[Doc], List[Floats2d]] = chains[0] if members == 1 else concatenate(*chains)
     model.set_ref("features", features)
-    model.set_ref("project", project)
-    model.set_ref("output", output)
+    for index, project in enumerate(projections):
+        model.set_ref("project" if index == 0 else f"project_{index}", project)
     if words is not None:
         model.set_ref("words", words)
     model.attrs["receptive_field"] = receptive_field
+    model.attrs["members"] = members
     return model
+
+
+def _window_encoder(
+    width: int, window_size: int, depth: int, maxout_pieces: int, dropout: float
+) -> Model[Floats2d, Floats2d]:
+    """``depth`` residual Maxout layers over a window of ``window_size`` neighbours on
+    each side; no layer for depth 0."""
+    if depth == 0:
+        return noop()
+    window: Model = chain(
+        expand_window(window_size=window_size),
+        Maxout(
+            nO=width,
+            nI=width * (2 * window_size + 1),
+            nP=maxout_pieces,
+            dropout=dropout,
+            normalize=True,
+        ),
+    )
+    return clone(residual(window), depth)
+
+
+def member_chains(model: Model) -> List[Tuple[Model, Model]]:
+    """Per member of an ``AttnSenterModel``: its input layer (features and word
+    embedding, the same columns in every member) and the rest (projection, encoder,
+    softmax) that maps those inputs to P(I), P(S)."""
+    members = int(model.attrs.get("members", 1))
+    chains = [model] if members == 1 else list(model.layers)
+    return [(member.layers[0], member.layers[1]) for member in chains]
+
+
+def member_projections(model: Model) -> List[Model]:
+    """The per-token projection layer of every member of an ``AttnSenterModel``."""
+    members = int(model.attrs.get("members", 1))
+    return [model.get_ref("project" if i == 0 else f"project_{i}") for i in range(members)]
+
+
+def member_start_probs(model: Model, scores: Floats2d) -> Floats1d:
+    """P(S) per token, the mean over the members of an ``AttnSenterModel``'s output
+    ``(n_tokens, 2 * members)``."""
+    members = int(model.attrs.get("members", 1))
+    if members == 1:
+        return scores[:, 1]
+    return scores[:, 1::2].mean(axis=1)

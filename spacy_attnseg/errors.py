@@ -91,6 +91,10 @@ class Errors:
         "to the config (see configs/attn_senter.cfg), or source the transformer from a "
         "saved pipeline."
     )
+    E106 = (
+        "[E106] spacy-attnseg.AttnSenterModel.v1 needs at least one member, got "
+        "members = {members}. Set `members` to 1 for a single classifier."
+    )
 
 
 class Warnings:

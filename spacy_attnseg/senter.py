@@ -17,7 +17,7 @@ training docs.
 
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy import util
@@ -29,7 +29,7 @@ from spacy.util import registry
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
-from . import architectures  # noqa: F401  (registers the model's architectures)
+from .architectures import member_start_probs
 from .capture import AttentionCapture
 from .errors import Errors
 from .families import n_layers_heads
@@ -232,9 +232,10 @@ class AttnSenter(SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
-        scores = self.model.predict(docs)
+        probs = self.predict_proba(docs)
         return [
-            self._decide(s, self.threshold_for(doc)) for s, doc in zip(scores, docs, strict=True)
+            (p >= self.threshold_for(doc)).astype("int32")
+            for p, doc in zip(probs, docs, strict=True)
         ]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
@@ -242,11 +243,30 @@ class AttnSenter(SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        return [self.model.ops.to_numpy(s[:, 1]) for s in self.model.predict(docs)]
+        return [
+            self.model.ops.to_numpy(member_start_probs(self.model, s))
+            for s in self.model.predict(docs)
+        ]
 
-    def _decide(self, scores: Floats2d, threshold: float) -> numpy.ndarray:
-        probs = self.model.ops.to_numpy(scores[:, 1]) if len(scores) else numpy.zeros((0,))
-        return (probs >= threshold).astype("int32")
+    def get_loss(
+        self, examples: Iterable[Example], scores: List[Floats2d]
+    ) -> Tuple[float, List[Floats2d]]:
+        """The senter loss of every member of the model on its own columns of ``scores``
+        (summed), and its gradient: the members learn independently, as an ensemble's
+        members do."""
+        examples = list(examples)
+        members = int(self.model.attrs.get("members", 1))
+        if members == 1:
+            return super().get_loss(examples, scores)
+        total = 0.0
+        parts = []
+        for m in range(members):
+            loss, d_member = super().get_loss(examples, [s[:, 2 * m : 2 * m + 2] for s in scores])
+            total += loss
+            parts.append(d_member)
+        xp = self.model.ops.xp
+        d_scores = [xp.hstack([part[i] for part in parts]) for i in range(len(scores))]
+        return total, d_scores
 
     # -- initialization ---------------------------------------------------------------
 

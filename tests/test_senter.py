@@ -14,6 +14,7 @@ from spacy.training import Example
 from spacy.util import load_config, load_model_from_config, registry
 
 import spacy_attnseg
+from spacy_attnseg.architectures import member_projections
 from spacy_attnseg.capture import AttentionCapture
 from spacy_attnseg.features import (
     FeatureSpec,
@@ -216,12 +217,10 @@ def test_features_match_independent_computation(trf_nlp: Language) -> None:
 # -- training, serialization -----------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
-    """A pipeline from configs/attn_senter.cfg trained for a few steps with the
-    transformer frozen and annotating, as ``spacy train`` runs it."""
+def _train(config: Any, path: Path) -> Dict[str, Any]:
+    """Train a pipeline from ``config`` for a few steps with the transformer frozen and
+    annotating, as ``spacy train`` runs it, and save it to ``path``."""
     torch.manual_seed(0)
-    config = load_config(ATTN_SENTER_CFG)
     nlp = load_model_from_config(config, auto_fill=True, validate=True)
     examples = _examples(nlp, TEXTS)
     nlp.initialize(lambda: examples)
@@ -238,9 +237,23 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
             annotates=["transformer"],
         )
         losses.append(step["attn_senter"])
-    path = tmp_path_factory.mktemp("attn_senter") / "pipeline"
     nlp.to_disk(path)
     return {"nlp": nlp, "losses": losses, "path": path, "examples": examples}
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    """A pipeline from configs/attn_senter.cfg trained for a few steps."""
+    config = load_config(ATTN_SENTER_CFG)
+    return _train(config, tmp_path_factory.mktemp("attn_senter") / "pipeline")
+
+
+@pytest.fixture(scope="module")
+def trained_members(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
+    """The same with three ensemble members."""
+    config = load_config(ATTN_SENTER_CFG)
+    config["components"]["attn_senter"]["model"]["members"] = 3
+    return _train(config, tmp_path_factory.mktemp("attn_senter_members") / "pipeline")
 
 
 def test_training_lowers_the_loss(trained: Dict[str, Any]) -> None:
@@ -356,3 +369,81 @@ def test_spacy_train_initialization_with_frozen_transformer(
     if component == "attn_senter":
         with pytest.raises(ValueError, match="E101"):
             nlp.update(_examples(nlp, TEXTS[:2]), exclude=["transformer"])
+
+
+# -- ensemble members ------------------------------------------------------------------
+
+
+def test_members_probability_is_the_mean_of_the_members(
+    trained_members: Dict[str, Any],
+) -> None:
+    nlp = trained_members["nlp"]
+    senter = nlp.get_pipe("attn_senter")
+    members = senter.model.attrs["members"]
+    assert members == 3
+    with nlp.select_pipes(enable=["transformer"]):
+        docs = list(nlp.pipe(TEXTS[:3]))
+    scores = [senter.model.ops.to_numpy(s) for s in senter.model.predict(docs)]
+    probs = senter.predict_proba(docs)
+    for doc, s, p in zip(docs, scores, probs, strict=True):
+        assert s.shape == (len(doc), 2 * members)
+        member_starts = numpy.stack([s[:, 2 * m + 1] for m in range(members)], axis=1)
+        numpy.testing.assert_allclose(p, member_starts.mean(axis=1), rtol=1e-6)
+        numpy.testing.assert_allclose(s.reshape(len(doc), members, 2).sum(axis=2), 1.0, rtol=1e-5)
+    # the members are separate classifiers, not tied copies of one
+    weights = [
+        [node.get_param("W") for node in project.walk() if node.has_param("W")][0]
+        for project in member_projections(senter.model)
+    ]
+    assert len(weights) == members
+    for other in weights[1:]:
+        assert other.shape == weights[0].shape
+        assert not numpy.allclose(other, weights[0])
+
+
+def test_members_learn_from_their_own_loss(trained_members: Dict[str, Any]) -> None:
+    """The gradient of each member's columns is that member's cross-entropy gradient,
+    P - onehot(gold), whatever the other members predict."""
+    nlp = trained_members["nlp"]
+    senter = nlp.get_pipe("attn_senter")
+    members = senter.model.attrs["members"]
+    examples = trained_members["examples"][:2]
+    rng = numpy.random.default_rng(0)
+    scores = []
+    for eg in examples:
+        p = rng.uniform(0.05, 0.95, size=(len(eg.predicted), members)).astype("float32")
+        scores.append(numpy.stack([1 - p, p], axis=2).reshape(len(eg.predicted), 2 * members))
+    loss, d_scores = senter.get_loss(examples, scores)
+    expected_loss = 0.0
+    for eg, s, d in zip(examples, scores, d_scores, strict=True):
+        gold = numpy.array([tag == 1 for tag in eg.get_aligned("SENT_START")])
+        onehot = numpy.stack([~gold, gold], axis=1).astype("float32")
+        for m in range(members):
+            member = s[:, 2 * m : 2 * m + 2]
+            numpy.testing.assert_allclose(d[:, 2 * m : 2 * m + 2], member - onehot, atol=1e-6)
+            expected_loss += float(((member - onehot) ** 2).sum())
+    assert loss == pytest.approx(expected_loss, rel=1e-4)
+
+
+def test_members_train_and_round_trip(trained_members: Dict[str, Any]) -> None:
+    losses = trained_members["losses"]
+    assert losses[-1] < 0.5 * losses[0], losses
+    nlp = trained_members["nlp"]
+    assert nlp.evaluate(trained_members["examples"])["sents_f"] > 0.8
+    loaded = spacy.load(trained_members["path"])
+    assert loaded.get_pipe("attn_senter").model.attrs["members"] == 3
+    with nlp.select_pipes(enable=["transformer"]):
+        docs = list(nlp.pipe(TEXTS[:2]))
+    with loaded.select_pipes(enable=["transformer"]):
+        docs_loaded = list(loaded.pipe(TEXTS[:2]))
+    before = nlp.get_pipe("attn_senter").predict_proba(docs)
+    after = loaded.get_pipe("attn_senter").predict_proba(docs_loaded)
+    for x, y in zip(before, after, strict=True):
+        numpy.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-5)
+
+
+def test_members_must_be_positive() -> None:
+    config = load_config(ATTN_SENTER_CFG)
+    config["components"]["attn_senter"]["model"]["members"] = 0
+    with pytest.raises(ValueError, match="E106"):
+        load_model_from_config(config, auto_fill=True, validate=True)
