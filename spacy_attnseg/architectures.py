@@ -131,25 +131,25 @@ def _window_encoder(
     return clone(residual(window), depth)
 
 
+def n_members(model: Model) -> int:
+    """The number of members of an ``AttnSenterModel``."""
+    return int(model.attrs.get("members", 1))
+
+
 def member_chains(model: Model) -> List[Tuple[Model, Model]]:
     """Per member of an ``AttnSenterModel``: its input layer (features and word
     embedding, the same columns in every member) and the rest (projection, encoder,
     softmax) that maps those inputs to P(I), P(S)."""
-    members = int(model.attrs.get("members", 1))
-    chains = [model] if members == 1 else list(model.layers)
+    chains = [model] if n_members(model) == 1 else list(model.layers)
     return [(member.layers[0], member.layers[1]) for member in chains]
 
 
 def member_projections(model: Model) -> List[Model]:
     """The per-token projection layer of every member of an ``AttnSenterModel``."""
-    members = int(model.attrs.get("members", 1))
-    return [model.get_ref("project" if i == 0 else f"project_{i}") for i in range(members)]
+    return [model.get_ref("project" if i == 0 else f"project_{i}") for i in range(n_members(model))]
 
 
-def member_start_probs(model: Model, scores: Floats2d) -> Floats1d:
-    """P(S) per token, the mean over the members of an ``AttnSenterModel``'s output
-    ``(n_tokens, 2 * members)``."""
-    members = int(model.attrs.get("members", 1))
-    if members == 1:
-        return scores[:, 1]
+def member_start_probs(scores: Floats2d) -> Floats1d:
+    """P(S) per token from an ``AttnSenterModel``'s output ``(n_tokens, 2 * members)``:
+    the mean of the members' S columns."""
     return scores[:, 1::2].mean(axis=1)

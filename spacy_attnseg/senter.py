@@ -29,7 +29,7 @@ from spacy.util import registry
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
-from .architectures import member_start_probs
+from .architectures import member_start_probs, n_members
 from .capture import AttentionCapture
 from .errors import Errors
 from .families import n_layers_heads
@@ -243,10 +243,7 @@ class AttnSenter(SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        return [
-            self.model.ops.to_numpy(member_start_probs(self.model, s))
-            for s in self.model.predict(docs)
-        ]
+        return [self.model.ops.to_numpy(member_start_probs(s)) for s in self.model.predict(docs)]
 
     def get_loss(
         self, examples: Iterable[Example], scores: List[Floats2d]
@@ -255,7 +252,7 @@ class AttnSenter(SentenceRecognizer):
         (summed), and its gradient: the members learn independently, as an ensemble's
         members do."""
         examples = list(examples)
-        members = int(self.model.attrs.get("members", 1))
+        members = n_members(self.model)
         if members == 1:
             return super().get_loss(examples, scores)
         total = 0.0
