@@ -28,6 +28,7 @@ from .families import n_layers_heads
 from .separators import (
     ANY,
     candidate_mask,
+    layout_starts,
     normalised_window_scores,
     sentence_starts,
     validate_candidates,
@@ -61,6 +62,7 @@ def _token_separator_score(token: Token) -> Optional[float]:
         "threshold": 0.5,
         "candidates": "punct",
         "preset": "",
+        "paragraph_breaks": True,
         "overwrite": False,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
     },
@@ -75,6 +77,7 @@ def make_attn_segmenter(
     threshold: float,
     candidates: Union[str, List[str]],
     preset: str,
+    paragraph_breaks: bool,
     overwrite: bool,
     scorer: Optional[Callable],
 ) -> "AttnSegmenter":
@@ -88,6 +91,8 @@ def make_attn_segmenter(
         "punct" (punctuation tokens), or a list of token texts.
     preset (str): "paper" for the paper's recipe (final layer, all heads, any token),
         overriding layers, heads and candidates; "" to use them.
+    paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
+        whatever the attention says.
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSegmenter(
@@ -99,6 +104,7 @@ def make_attn_segmenter(
         threshold=threshold,
         candidates=candidates,
         preset=preset,
+        paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
         scorer=scorer,
     )
@@ -192,6 +198,7 @@ class AttnSegmenter(AttentionPipe):
         threshold: float = 0.5,
         candidates: Union[str, Sequence[str]] = "punct",
         preset: str = "",
+        paragraph_breaks: bool = True,
         overwrite: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
@@ -210,6 +217,7 @@ class AttnSegmenter(AttentionPipe):
             "threshold": float(threshold),
             "candidates": validate_candidates(candidates),
             "preset": preset,
+            "paragraph_breaks": bool(paragraph_breaks),
             "overwrite": overwrite,
         }
         self._trf = _find_transformer(nlp, transformer, name)
@@ -318,15 +326,22 @@ class AttnSegmenter(AttentionPipe):
         raise ValueError(Errors.E006.format(component=self.name))
 
     def set_annotations(self, docs: Iterable[Doc], scores: Sequence[numpy.ndarray]) -> None:
-        """Mark separators (score >= threshold) and start a sentence after each run."""
+        """Mark separators (score >= threshold) and start a sentence after each run (and
+        after each blank line, with ``paragraph_breaks``)."""
         install_extensions()
         threshold = self.threshold
         overwrite = self.cfg["overwrite"]
+        # (pipelines saved before the setting existed get its default)
+        paragraph_breaks = bool(self.cfg.get("paragraph_breaks", True))
         for doc, doc_scores in zip(docs, scores, strict=True):
             doc._.separator_scores = [round(float(s), 6) for s in doc_scores]
             if len(doc) == 0:
                 continue
-            starts = sentence_starts(doc, doc_scores >= threshold)
+            starts = layout_starts(
+                doc,
+                sentence_starts(doc, doc_scores >= threshold),
+                paragraph_breaks=paragraph_breaks,
+            )
             for token, start in zip(doc, starts, strict=True):
                 if overwrite or token.is_sent_start is None:
                     token.is_sent_start = bool(start)

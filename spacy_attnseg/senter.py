@@ -35,6 +35,7 @@ from .errors import Errors
 from .families import n_layers_heads
 from .features import FeatureSpec, feature_names, lacks_final_punct, spec_of
 from .pipeline import _find_transformer
+from .separators import layout_starts
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -75,6 +76,7 @@ INIT_SAMPLE = 64
         "transformer": "transformer",
         "threshold": 0.25,
         "threshold_no_punct": None,
+        "paragraph_breaks": True,
         "overwrite": False,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
     },
@@ -87,6 +89,7 @@ def make_attn_senter(
     transformer: str,
     threshold: float,
     threshold_no_punct: Optional[float],
+    paragraph_breaks: bool,
     overwrite: bool,
     scorer: Optional[Callable],
 ) -> "AttnSenter":
@@ -101,6 +104,8 @@ def make_attn_senter(
         sentence-final punctuation (``.``, ``!``, ``?``, ... on under 1 % of the tokens,
         ``features.lacks_final_punct``; text that lost it needs other cues and the model's
         probabilities are less sure there); None: ``threshold`` for all documents.
+    paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
+        whatever the model says. Whitespace tokens never start a sentence either way.
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(
@@ -110,6 +115,7 @@ def make_attn_senter(
         transformer=transformer,
         threshold=threshold,
         threshold_no_punct=threshold_no_punct,
+        paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
         scorer=scorer,
     )
@@ -141,6 +147,7 @@ class AttnSenter(SentenceRecognizer):
         transformer: str = "transformer",
         threshold: float = 0.25,
         threshold_no_punct: Optional[float] = None,
+        paragraph_breaks: bool = True,
         overwrite: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
@@ -157,6 +164,7 @@ class AttnSenter(SentenceRecognizer):
                 "threshold_no_punct": None
                 if threshold_no_punct is None
                 else float(threshold_no_punct),
+                "paragraph_breaks": bool(paragraph_breaks),
             }
         )
         self._trf = find_transformer(nlp, transformer, name)
@@ -227,14 +235,20 @@ class AttnSenter(SentenceRecognizer):
         return self.threshold_no_punct
 
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, 1 where a sentence starts (P(S) >= the doc's threshold) and 0
-        elsewhere."""
+        """Per Doc, 1 where a sentence starts (P(S) >= the doc's threshold, fitted to
+        the layout by ``separators.layout_starts``) and 0 elsewhere."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
         probs = self.predict_proba(docs)
+        # (pipelines saved before the setting existed get its default)
+        paragraph_breaks = bool(self.cfg.get("paragraph_breaks", True))
         return [
-            (p >= self.threshold_for(doc)).astype("int32")
+            layout_starts(
+                doc,
+                (p >= self.threshold_for(doc)).astype("int32"),
+                paragraph_breaks=paragraph_breaks,
+            )
             for p, doc in zip(probs, docs, strict=True)
         ]
 

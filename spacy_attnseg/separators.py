@@ -97,6 +97,35 @@ def sentence_starts(doc: Doc, separators: numpy.ndarray) -> numpy.ndarray:
     return starts
 
 
+def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) -> numpy.ndarray:
+    """Sentence starts (one value per token, nonzero = start) fitted to the text's layout.
+
+    A whitespace token (``token.is_space``: line breaks, runs of spaces) never starts a
+    sentence after the first token: a start predicted on one moves to the next token that
+    is not whitespace, so whitespace stays at the end of the sentence before it, as in
+    spaCy's parser. With ``paragraph_breaks``, the first token after a blank line (a
+    whitespace token holding two or more line breaks) that follows some text always starts
+    a sentence. Returns a new array of ``starts``' dtype.
+    """
+    out = numpy.array(starts, copy=True)
+    carry = False
+    seen_text = False
+    for i, token in enumerate(doc):
+        if i == 0:
+            seen_text = not token.is_space
+            continue
+        if token.is_space:
+            blank_line = paragraph_breaks and token.text.count("\n") >= 2
+            carry = carry or bool(out[i]) or (blank_line and seen_text)
+            out[i] = 0
+        else:
+            if carry:
+                out[i] = 1
+                carry = False
+            seen_text = True
+    return out
+
+
 def sentence_scores(doc: Doc, token_scores: Sequence[float]) -> List[float]:
     """A score per sentence of ``doc.sents``: the highest separator score among the
     tokens that end it (its last token and the run of punctuation before it)."""

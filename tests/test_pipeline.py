@@ -22,6 +22,7 @@ from spacy.tokens import Doc
 import spacy_attnseg
 from spacy_attnseg.capture import COLSUM_HEADS, COLSUMS
 from spacy_attnseg.evaluation import read_conllu_documents, to_spacy_examples
+from spacy_attnseg.separators import sentence_starts
 
 
 def starts(doc: Doc) -> List[int]:
@@ -303,6 +304,35 @@ def test_empty_and_whitespace_docs(minilm_nlp: Any) -> None:
     assert [len(d._.separator_scores) for d in docs] == [0, 1, len(docs[2]), 0]
     with minilm_nlp.select_pipes(enable=["transformer", "attn_segmenter"]):
         assert [d._.separator_scores for d in minilm_nlp.pipe(["", " "])] == [[], [0.0]]
+
+
+def test_blank_lines_end_sentences(fresh_nlp: Any) -> None:
+    segmenter = fresh_nlp.get_pipe("attn_segmenter")
+    # headings without punctuation and a blank line after each
+    text = (
+        "Opening hours\n\nThe museum opens at nine. It closes at five.\n\nPrices\n\nEntry is free."
+    )
+    expected_sents = [
+        "Opening hours\n\n",
+        "The museum opens at nine. ",
+        "It closes at five.\n\n",
+        "Prices\n\n",
+        "Entry is free.",
+    ]
+    assert [s.text_with_ws for s in fresh_nlp(text).sents] == expected_sents
+    with fresh_nlp.select_pipes(enable=["transformer"]):
+        doc = fresh_nlp(text)
+    scores = segmenter.predict([doc])
+    separators = scores[0] >= segmenter.threshold
+    attention_only = [int(i) for i in numpy.flatnonzero(sentence_starts(doc, separators))]
+    segmenter.cfg["paragraph_breaks"] = False
+    try:
+        segmenter.set_annotations([doc], scores)
+    finally:
+        segmenter.cfg["paragraph_breaks"] = True
+    assert starts(doc) == attention_only
+    # without the rule the headings run into the next sentence
+    assert [doc[i].text for i in attention_only] == ["Opening", "It", "Prices"]
 
 
 # -- errors ---------------------------------------------------------------------------

@@ -307,6 +307,42 @@ def test_threshold_per_punctuation_regime(trained: Dict[str, Any]) -> None:
         nlp.add_pipe("attn_senter", name="bad", config={"threshold_no_punct": 1.5}, last=True)
 
 
+def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
+    nlp = trained["nlp"]
+    senter = nlp.get_pipe("attn_senter")
+    # a heading without punctuation, a blank line, text, a line break, text, trailing lines
+    text = f"Opening hours\n\n{TEXTS[0]}  \n{TEXTS[1]}\n\n\n"
+    with nlp.select_pipes(enable=["transformer"]):
+        doc = nlp(text)
+    space = numpy.array([t.is_space for t in doc])
+    blank = [t.i for t in doc if t.is_space and t.text.count("\n") >= 2 and t.i + 1 < len(doc)]
+    assert len(blank) == 1 and space.sum() == 3
+    probs = senter.predict_proba([doc])[0]
+    saved = dict(senter.cfg)
+    try:
+        for threshold, paragraph_breaks in ((saved["threshold"], True), (1.0, True), (1.0, False)):
+            senter.cfg.update({"threshold": threshold, "paragraph_breaks": paragraph_breaks})
+            starts = senter.predict([doc])[0].astype(bool)
+            assert not starts[1:][space[1:]].any()
+            # every other decision is the model's; a start on whitespace moves one token on
+            expected = probs >= senter.threshold_for(doc)
+            for i in numpy.flatnonzero(space):
+                expected[i + 1 : i + 2] |= expected[i]
+                expected[i] = False
+            if paragraph_breaks:
+                expected[blank[0] + 1] = True
+            assert starts.tolist() == expected.tolist()
+        # at threshold 1.0 the model does not start "The" after the blank line: the rule
+        # alone does, and only with paragraph_breaks
+        assert probs[blank[0] + 1] < 1.0
+    finally:
+        senter.cfg.clear()
+        senter.cfg.update(saved)
+    sents = [s.text for s in nlp(text).sents]
+    assert sents[0] == "Opening hours\n\n" and sents[1].startswith(TEXTS[0][:10])
+    assert all(not s[:1].isspace() for s in sents)
+
+
 def test_learned_the_training_sentences(trained: Dict[str, Any]) -> None:
     nlp = trained["nlp"]
     scores = nlp.evaluate(trained["examples"])

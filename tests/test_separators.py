@@ -10,6 +10,7 @@ import spacy
 
 from spacy_attnseg.separators import (
     candidate_mask,
+    layout_starts,
     next_starts,
     normalised_window_scores,
     sentence_scores,
@@ -165,3 +166,23 @@ def test_real_text_separators(minilm_nlp: Any) -> None:
             position += 1
             assert sentence.startswith(joined), f"{sentence!r} cuts inside {joined!r}"
     assert position == len(expected)
+
+
+def test_layout_starts() -> None:
+    nlp = spacy.blank("en")
+    doc = nlp("\n\nTitle\n\nOne line.  Two\nthree \n\n")
+    # 0 '\n\n'  1 Title  2 '\n\n'  3 One  4 line  5 .  6 ' '  7 Two  8 '\n'  9 three  10 '\n\n'
+    assert [t.is_space for t in doc] == [1, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1]
+    predicted = numpy.zeros(len(doc), dtype="int32")
+    predicted[[0, 6, 8]] = 1  # starts on whitespace: moved to the next word
+    out = layout_starts(doc, predicted, paragraph_breaks=True)
+    assert out.dtype == predicted.dtype and predicted[6] == 1  # a new array
+    # the blank line before "Title" follows no text: no sentence of whitespace alone
+    assert numpy.flatnonzero(out).tolist() == [0, 3, 7, 9]
+    out = layout_starts(doc, predicted, paragraph_breaks=False)
+    assert numpy.flatnonzero(out).tolist() == [0, 7, 9]
+    # a start on trailing whitespace has no word to move to: dropped
+    predicted[:] = 0
+    predicted[10] = 1
+    assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist() == [3]
+    assert layout_starts(nlp(""), numpy.zeros(0, dtype="int32"), paragraph_breaks=True).size == 0
