@@ -105,7 +105,8 @@ def make_attn_senter(
         ``features.lacks_final_punct``; text that lost it needs other cues and the model's
         probabilities are less sure there); None: ``threshold`` for all documents.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
-        whatever the model says. Whitespace tokens never start a sentence either way.
+        whatever the model says. Either way no sentence starts on whitespace or on
+        punctuation that closes the sentence before it (``separators.layout_starts``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(

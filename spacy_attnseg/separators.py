@@ -100,12 +100,14 @@ def sentence_starts(doc: Doc, separators: numpy.ndarray) -> numpy.ndarray:
 def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) -> numpy.ndarray:
     """Sentence starts (one value per token, nonzero = start) fitted to the text's layout.
 
-    A whitespace token (``token.is_space``: line breaks, runs of spaces) never starts a
-    sentence after the first token: a start predicted on one moves to the next token that
-    is not whitespace, so whitespace stays at the end of the sentence before it, as in
-    spaCy's parser. With ``paragraph_breaks``, the first token after a blank line (a
-    whitespace token holding two or more line breaks) that follows some text always starts
-    a sentence. Returns a new array of ``starts``' dtype.
+    After the first token, no sentence starts on a token that belongs to the end of the
+    sentence before it (whitespace, sentence-final punctuation, a closing bracket, a
+    closing quote attached to the previous token: what follows a separator in
+    ``next_starts``): a start predicted on one moves to the next token that is none of
+    these, so ``"Hello!?"`` stays one sentence and whitespace ends the sentence before
+    it, as in spaCy's parser. With ``paragraph_breaks``, the first token after a blank
+    line (a whitespace token holding two or more line breaks) that follows some text
+    always starts a sentence. Returns a new array of ``starts``' dtype.
     """
     out = numpy.array(starts, copy=True)
     carry = False
@@ -114,15 +116,14 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
         if i == 0:
             seen_text = not token.is_space
             continue
-        if token.is_space:
-            blank_line = paragraph_breaks and token.text.count("\n") >= 2
+        if _continues_separator(token):
+            blank_line = paragraph_breaks and token.is_space and token.text.count("\n") >= 2
             carry = carry or bool(out[i]) or (blank_line and seen_text)
             out[i] = 0
-        else:
-            if carry:
-                out[i] = 1
-                carry = False
-            seen_text = True
+        elif carry:
+            out[i] = 1
+            carry = False
+        seen_text = seen_text or not token.is_space
     return out
 
 

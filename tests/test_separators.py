@@ -186,3 +186,17 @@ def test_layout_starts() -> None:
     predicted[10] = 1
     assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist() == [3]
     assert layout_starts(nlp(""), numpy.zeros(0, dtype="int32"), paragraph_breaks=True).size == 0
+
+
+def test_layout_starts_keep_closing_punctuation(doc: Any) -> None:
+    # a start predicted on punctuation that ends the sentence before it (here on every
+    # token of TEXT) moves to the token that next_starts gives after that punctuation
+    every = numpy.ones(len(doc), dtype=bool)
+    out = layout_starts(doc, every, paragraph_breaks=True)
+    closing = [4, 5, 9, 10, 12, 16, 17, 20, 21, 24, 25, 27, 30, 31]
+    assert numpy.flatnonzero(~out).tolist() == closing
+    nxt = next_starts(doc)
+    assert all(out[nxt[i]] for i in closing if nxt[i] < len(doc))
+    one = spacy.blank("en")("Hello!? Is that you?")
+    predicted = numpy.array([1, 0, 1, 1, 0, 0, 0], dtype="int32")  # Hello ! ? Is that you ?
+    assert layout_starts(one, predicted, paragraph_breaks=True).tolist() == [1, 0, 0, 1, 0, 0, 0]
