@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spacy_attnseg.architectures import member_chains, member_projections  # noqa: E402
 from spacy_attnseg.features import head_of_feature  # noqa: E402
+from spacy_attnseg.separators import layout_starts  # noqa: E402
 
 Head = Tuple[int, int]
 
@@ -115,6 +116,7 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
     members = member_chains(senter.model)
     inputs = [[ops.to_numpy(array) for array in layer.predict(docs)] for layer, _ in members]
     thresholds = [senter.threshold_for(doc) for doc in docs]
+    paragraph_breaks = bool(senter.cfg.get("paragraph_breaks", True))
 
     def measure(columns: Optional[List[int]]) -> Tuple[float, float]:
         per_member = []
@@ -128,11 +130,12 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
             per_member.append([ops.to_numpy(p)[:, 1] for p in rest.predict(X)])
         probs = [numpy.mean(member_probs, axis=0) for member_probs in zip(*per_member, strict=True)]
         loss, n, tp, n_pred, n_gold = 0.0, 0, 0, 0, 0
-        for p, g, threshold in zip(probs, gold, thresholds, strict=True):
+        for doc, p, g, threshold in zip(docs, probs, gold, thresholds, strict=True):
             p = numpy.clip(p, 1e-7, 1 - 1e-7)
             loss -= float(numpy.log(numpy.where(g, p, 1 - p)).sum())
             n += len(g)
-            pred = p[1:] >= threshold
+            # decided as the component decides: threshold, then the layout rules
+            pred = layout_starts(doc, p >= threshold, paragraph_breaks=paragraph_breaks)[1:]
             tp += int((pred & g[1:]).sum())
             n_pred += int(pred.sum())
             n_gold += int(g[1:].sum())

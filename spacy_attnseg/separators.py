@@ -105,9 +105,11 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
     closing quote attached to the previous token: what follows a separator in
     ``next_starts``): a start predicted on one moves to the next token that is none of
     these, so ``"Hello!?"`` stays one sentence and whitespace ends the sentence before
-    it, as in spaCy's parser. With ``paragraph_breaks``, the first token after a blank
-    line (a whitespace token holding two or more line breaks) that follows some text
-    always starts a sentence. Returns a new array of ``starts``' dtype.
+    it, as in spaCy's parser. A start predicted just after opening brackets or quotes
+    moves back onto them: the sentence ``"Why?"`` starts at its quote. With
+    ``paragraph_breaks``, the first token after a blank line (a whitespace token holding
+    two or more line breaks) that follows some text always starts a sentence. Returns a
+    new array of ``starts``' dtype.
     """
     out = numpy.array(starts, copy=True)
     carry = False
@@ -124,6 +126,14 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
             out[i] = 1
             carry = False
         seen_text = seen_text or not token.is_space
+    for start in numpy.flatnonzero(out).tolist():
+        first = start
+        while first > 0 and _opens(doc[first - 1]):
+            first -= 1
+        if first != start:
+            out[start] = 0
+            if first > 0:  # (the first token starts the Doc anyway)
+                out[first] = 1
     return out
 
 

@@ -188,15 +188,29 @@ def test_layout_starts() -> None:
     assert layout_starts(nlp(""), numpy.zeros(0, dtype="int32"), paragraph_breaks=True).size == 0
 
 
-def test_layout_starts_keep_closing_punctuation(doc: Any) -> None:
+def test_layout_starts_punctuation(doc: Any) -> None:
     # a start predicted on punctuation that ends the sentence before it (here on every
-    # token of TEXT) moves to the token that next_starts gives after that punctuation
+    # token of TEXT) moves to the token that next_starts gives after that punctuation;
+    # a start after an opening bracket or quote (2 '"', 13 "(", 18 '"', 28 "“") moves onto it
     every = numpy.ones(len(doc), dtype=bool)
     out = layout_starts(doc, every, paragraph_breaks=True)
     closing = [4, 5, 9, 10, 12, 16, 17, 20, 21, 24, 25, 27, 30, 31]
-    assert numpy.flatnonzero(~out).tolist() == closing
+    after_opening = [3, 14, 19, 29]
+    assert numpy.flatnonzero(~out).tolist() == sorted(closing + after_opening)
     nxt = next_starts(doc)
     assert all(out[nxt[i]] for i in closing if nxt[i] < len(doc))
+    assert all(out[i - 1] for i in after_opening)
+    words = numpy.zeros(len(doc), dtype="int32")
+    words[after_opening] = 1
+    assert numpy.flatnonzero(layout_starts(doc, words, paragraph_breaks=True)).tolist() == [
+        2,
+        13,
+        18,
+        28,
+    ]
     one = spacy.blank("en")("Hello!? Is that you?")
     predicted = numpy.array([1, 0, 1, 1, 0, 0, 0], dtype="int32")  # Hello ! ? Is that you ?
     assert layout_starts(one, predicted, paragraph_breaks=True).tolist() == [1, 0, 0, 1, 0, 0, 0]
+    quoted = spacy.blank("en")('"Why?" she asked.')
+    predicted = numpy.array([0, 1, 0, 0, 0, 0, 0], dtype="int32")  # " Why ? " she asked .
+    assert layout_starts(quoted, predicted, paragraph_breaks=True).tolist() == [0] * 7
