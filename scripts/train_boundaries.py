@@ -37,7 +37,11 @@ THRESHOLD_GRID = [round(0.05 + 0.025 * i, 3) for i in range(31)]  # 0.05 .. 0.8
 
 
 def best_threshold(
-    probs: Sequence[Any], gold: Sequence[Any], docs: Optional[Sequence[Any]] = None
+    probs: Sequence[Any],
+    gold: Sequence[Any],
+    docs: Optional[Sequence[Any]] = None,
+    *,
+    paragraph_breaks: bool = True,
 ) -> Optional[float]:
     """The grid threshold with the best boundary F1 (first token of a doc not counted),
     F1 smoothed over each grid point and its two neighbours; None without gold starts.
@@ -55,7 +59,7 @@ def best_threshold(
         for i, (p, g) in enumerate(zip(probs, gold, strict=True)):
             pred = p >= threshold
             if docs is not None:
-                pred = layout_starts(docs[i], pred, paragraph_breaks=True)
+                pred = layout_starts(docs[i], pred, paragraph_breaks=paragraph_breaks)
             tp += int((pred[1:] & g[1:]).sum())
             n_pred += int(pred[1:].sum())
             n_gold += int(g[1:].sum())
@@ -95,6 +99,7 @@ def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") 
             [probs[i] for i in groups[unpunct]],
             [gold[i] for i in groups[unpunct]],
             [docs[i] for i in groups[unpunct]],
+            paragraph_breaks=bool(senter.cfg.get("paragraph_breaks", True)),
         )
         chosen[key] = value
         if value is not None:

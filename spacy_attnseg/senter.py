@@ -106,7 +106,8 @@ def make_attn_senter(
         probabilities are less sure there); None: ``threshold`` for all documents.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
         whatever the model says. Either way no sentence starts on whitespace or on
-        punctuation that closes the sentence before it (``separators.layout_starts``).
+        punctuation that closes the sentence before it, and one that starts after an
+        opening bracket or quote starts on it (``separators.layout_starts``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(
