@@ -37,7 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from spacy_attnseg.architectures import member_chains, member_projections  # noqa: E402
 from spacy_attnseg.features import head_of_feature  # noqa: E402
-from spacy_attnseg.separators import layout_starts  # noqa: E402
 
 Head = Tuple[int, int]
 
@@ -115,8 +114,6 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
     ops = senter.model.ops
     members = member_chains(senter.model)
     inputs = [[ops.to_numpy(array) for array in layer.predict(docs)] for layer, _ in members]
-    thresholds = [senter.threshold_for(doc) for doc in docs]
-    paragraph_breaks = bool(senter.cfg.get("paragraph_breaks", True))
 
     def measure(columns: Optional[List[int]]) -> Tuple[float, float]:
         per_member = []
@@ -130,12 +127,11 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
             per_member.append([ops.to_numpy(p)[:, 1] for p in rest.predict(X)])
         probs = [numpy.mean(member_probs, axis=0) for member_probs in zip(*per_member, strict=True)]
         loss, n, tp, n_pred, n_gold = 0.0, 0, 0, 0, 0
-        for doc, p, g, threshold in zip(docs, probs, gold, thresholds, strict=True):
+        for doc, p, g in zip(docs, probs, gold, strict=True):
             p = numpy.clip(p, 1e-7, 1 - 1e-7)
             loss -= float(numpy.log(numpy.where(g, p, 1 - p)).sum())
             n += len(g)
-            # decided as the component decides: threshold, then the layout rules
-            pred = layout_starts(doc, p >= threshold, paragraph_breaks=paragraph_breaks)[1:]
+            pred = senter.decide(doc, p)[1:].astype(bool)
             tp += int((pred & g[1:]).sum())
             n_pred += int(pred.sum())
             n_gold += int(g[1:].sum())

@@ -31,37 +31,29 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 THRESHOLD_GRID = [round(0.05 + 0.025 * i, 3) for i in range(31)]  # 0.05 .. 0.8
 
 
 def best_threshold(
-    probs: Sequence[Any],
-    gold: Sequence[Any],
-    docs: Optional[Sequence[Any]] = None,
-    *,
-    paragraph_breaks: bool = True,
+    decide: Callable[[float], Sequence[Any]], gold: Sequence[Any]
 ) -> Optional[float]:
     """The grid threshold with the best boundary F1 (first token of a doc not counted),
     F1 smoothed over each grid point and its two neighbours; None without gold starts.
-    With ``docs``, the thresholded starts are fitted to the layout as the component does
-    (``separators.layout_starts``) before they are scored."""
+    ``decide(threshold)`` gives the predicted starts of every doc (``AttnSenter.decide``,
+    so that the threshold is chosen for the decisions the component makes)."""
     import numpy
 
-    from spacy_attnseg.separators import layout_starts
-
-    if not probs or not sum(int(g[1:].sum()) for g in gold):
+    if not gold or not sum(int(g[1:].sum()) for g in gold):
         return None
     scores = []
     for threshold in THRESHOLD_GRID:
         tp = n_pred = n_gold = 0
-        for i, (p, g) in enumerate(zip(probs, gold, strict=True)):
-            pred = p >= threshold
-            if docs is not None:
-                pred = layout_starts(docs[i], pred, paragraph_breaks=paragraph_breaks)
-            tp += int((pred[1:] & g[1:]).sum())
-            n_pred += int(pred[1:].sum())
+        for pred, g in zip(decide(threshold), gold, strict=True):
+            pred = numpy.asarray(pred, dtype=bool)[1:]
+            tp += int((pred & g[1:]).sum())
+            n_pred += int(pred.sum())
             n_gold += int(g[1:].sum())
         scores.append(2 * tp / max(1, n_pred + n_gold))
     padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
@@ -95,11 +87,12 @@ def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") 
         "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])}
     }
     for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
+        group = groups[unpunct]
         value = best_threshold(
-            [probs[i] for i in groups[unpunct]],
-            [gold[i] for i in groups[unpunct]],
-            [docs[i] for i in groups[unpunct]],
-            paragraph_breaks=bool(senter.cfg.get("paragraph_breaks", True)),
+            lambda threshold, group=group: [
+                senter.decide(docs[i], probs[i], threshold) for i in group
+            ],
+            [gold[i] for i in group],
         )
         chosen[key] = value
         if value is not None:

@@ -236,23 +236,30 @@ class AttnSenter(SentenceRecognizer):
             return self.threshold
         return self.threshold_no_punct
 
+    @property
+    def paragraph_breaks(self) -> bool:
+        # (pipelines saved before the setting existed get its default)
+        return bool(self.cfg.get("paragraph_breaks", True))
+
+    def decide(
+        self, doc: Doc, probs: numpy.ndarray, threshold: Optional[float] = None
+    ) -> numpy.ndarray:
+        """1 where a sentence starts in ``doc`` and 0 elsewhere: P(S) ``probs`` at or
+        above ``threshold`` (None: ``threshold_for(doc)``), fitted to the layout by
+        ``separators.layout_starts``. Threshold tuning and reports decide through it, so
+        that they decide as the component does."""
+        if threshold is None:
+            threshold = self.threshold_for(doc)
+        starts = (numpy.asarray(probs) >= threshold).astype("int32")
+        return layout_starts(doc, starts, paragraph_breaks=self.paragraph_breaks)
+
     def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, 1 where a sentence starts (P(S) >= the doc's threshold, fitted to
-        the layout by ``separators.layout_starts``) and 0 elsewhere."""
+        """Per Doc, 1 where a sentence starts and 0 elsewhere (``decide``)."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
         probs = self.predict_proba(docs)
-        # (pipelines saved before the setting existed get its default)
-        paragraph_breaks = bool(self.cfg.get("paragraph_breaks", True))
-        return [
-            layout_starts(
-                doc,
-                (p >= self.threshold_for(doc)).astype("int32"),
-                paragraph_breaks=paragraph_breaks,
-            )
-            for p, doc in zip(probs, docs, strict=True)
-        ]
+        return [self.decide(doc, p) for p, doc in zip(probs, docs, strict=True)]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """Per Doc, P(S) of every token (numpy)."""

@@ -326,6 +326,8 @@ def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
         for threshold, paragraph_breaks in cases:
             senter.cfg.update({"threshold": threshold, "paragraph_breaks": paragraph_breaks})
             starts = senter.predict([doc])[0].astype(bool)
+            # the threshold given to decide() overrides the doc's, as tuning uses it
+            assert senter.decide(doc, probs, threshold).astype(bool).tolist() == starts.tolist()
             assert not starts[1:][ending[1:]].any()
             # every other decision is the model's; a start on whitespace or on final
             # punctuation moves on to the next token
