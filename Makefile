@@ -18,6 +18,7 @@ $(STAMP): requirements.txt requirements-baselines.txt
 # The package itself is installed as users get it (not editable), so entry points and
 # package data are what the tests see.
 install: $(STAMP)
+	rm -rf build *.egg-info
 	$(BIN)/pip install --quiet --no-deps --force-reinstall .
 
 demo: install

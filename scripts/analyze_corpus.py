@@ -28,7 +28,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
 def _setup(threads: int) -> None:
-    from spacy_attnseg.analysis.run import set_threads
+    from paper.run import set_threads
 
     set_threads(threads)
 
@@ -41,7 +41,7 @@ def windows_cli(
     metrics: Path = typer.Option(Path("metrics/analysis"), "--metrics"),
 ) -> None:
     """Cut WikiText into windows of 128 wordpieces with the model's tokenizer."""
-    from spacy_attnseg.analysis.run import run_windows
+    from paper.run import run_windows
 
     result = run_windows(wikitext, output, metrics, model=config)
     typer.echo(
@@ -62,7 +62,7 @@ def attention_cli(
     threads: int = typer.Option(0, "--threads", help="torch CPU threads (0: default)."),
 ) -> None:
     """Summed attention maps, diagonal bands, attention received (Figs. 2, 3, 4)."""
-    from spacy_attnseg.analysis.run import run_attention
+    from paper.run import run_attention
 
     _setup(threads)
     result = run_attention(
@@ -86,7 +86,7 @@ def example_cli(
 ) -> None:
     """One window: attention maps, context similarity blocks, pair tables (Figs. 4, 5, 9,
     12)."""
-    from spacy_attnseg.analysis.run import run_example
+    from paper.run import run_example
 
     _setup(threads)
     result = run_example(
@@ -107,7 +107,7 @@ def pairs_cli(
     threads: int = typer.Option(0, "--threads", help="torch CPU threads (0: default)."),
 ) -> None:
     """High context-similarity pairs of every head (Figs. 6, 7, 8, 10, 11, 12, 13)."""
-    from spacy_attnseg.analysis.run import run_pairs
+    from paper.run import run_pairs
 
     _setup(threads)
     result = run_pairs(

@@ -82,7 +82,7 @@ def cycle(align: int = 0) -> List[str]:
     """The UD EWT test documents (316). With ``align`` (a batch size), padded with the
     first documents to a multiple of it (316 + 4 = 320 for 16), so that when the cycle
     is repeated every batch of a long run is one that a shorter run also processes."""
-    from spacy_attnseg.evaluation import read_conllu_documents
+    from paper.evaluation import read_conllu_documents
 
     docs = [doc.text for doc in read_conllu_documents(EWT_TEST)]
     if align:

@@ -5,7 +5,7 @@ Usage::
     python scripts/evaluate_baselines.py data/UD_English-EWT/en_ewt-ud-test.conllu \
         metrics/baselines
 
-runs each splitter in ``spacy_attnseg.evaluation.SPLITTERS`` on the raw text
+runs each splitter in ``paper.evaluation.SPLITTERS`` on the raw text
 and on the "no punctuation" variant (sentence-final . ! ? removed, lowercased)
 and writes ``metrics/baselines.json`` and ``metrics/baselines.md``. Splitters
 whose library is not installed are listed as unavailable with the reason.
@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spacy_attnseg.evaluation import (  # noqa: E402
+from paper.evaluation import (  # noqa: E402
     SPLITTERS,
     VARIANTS,
     SplitterUnavailable,

@@ -6,7 +6,7 @@ Usage::
         --dev data/UD_English-EWT/en_ewt-ud-dev.conllu \
         --test data/UD_English-EWT/en_ewt-ud-test.conllu --out metrics/boundaries
 
-Systems, all scored with the protocol of ``spacy_attnseg.evaluation`` (micro-averaged
+Systems, all scored with the protocol of ``paper.evaluation`` (micro-averaged
 boundary P/R/F1, whitespace-insensitive, document start not counted) on the test file,
 on the raw text and on the "no-punct" variant (sentence-final . ! ? removed, lowercased):
 
@@ -19,7 +19,7 @@ on the raw text and on the "no-punct" variant (sentence-final . ! ? removed, low
   boundary F1 on dev raw text is kept (ties: the lowest). The F1 curve on dev no-punct
   is recorded too but is not used. The test run then uses the real component with that
   threshold (``--paper-threshold`` skips the sweep);
-* every splitter in ``spacy_attnseg.evaluation.SPLITTERS`` (spaCy's ``sentencizer``
+* every splitter in ``paper.evaluation.SPLITTERS`` (spaCy's ``sentencizer``
   among them).
 
 Docs/s: the pipelines run with ``nlp.pipe(batch_size=16)`` (``--batch-size``) and torch
@@ -47,7 +47,7 @@ import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spacy_attnseg.evaluation import (  # noqa: E402
+from paper.evaluation import (  # noqa: E402
     SPLITTERS,
     VARIANTS,
     GoldDocument,
@@ -86,7 +86,7 @@ def load(config: str, overrides: Dict[str, Any], threads: int) -> Any:
     """The pipeline of ``config`` with ``overrides``; torch limited to ``threads``."""
     import torch
 
-    from spacy_attnseg.models import load_pipeline
+    from spacy_attnseg.loading import load_pipeline
 
     torch.set_num_threads(threads)
     nlp = load_pipeline(config, overrides=overrides)
@@ -112,38 +112,38 @@ def run_pipeline(
     return predicted, len(docs) / elapsed if elapsed > 0 else float("inf"), timing
 
 
-def collect_scores(
-    nlp: Any, docs: Sequence[GoldDocument], batch_size: int
-) -> List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
-    """Per document: separator scores, next sentence start after each token (as
-    ``separators.next_starts``), and the character offset of each token."""
-    from spacy_attnseg.separators import next_starts
+Collected = Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray, numpy.ndarray]
 
+
+def collect_scores(nlp: Any, docs: Sequence[GoldDocument], batch_size: int) -> List[Collected]:
+    """Per document: separator scores, the component's decision in sweepable form
+    (``sentences.decision_targets``: the start each separator makes and the starts made
+    whatever the scores), and the character offset of each token."""
+    from spacy_attnseg.sentences import decision_targets
+
+    segmenter = nlp.get_pipe("attn_segmenter")
     out = []
     for doc in nlp.pipe([gold.text for gold in docs], batch_size=batch_size):
         scores = numpy.asarray(doc._.separator_scores or [0.0] * len(doc), dtype="float64")
         idx = numpy.array([token.idx for token in doc], dtype="int64")
-        out.append((scores, next_starts(doc), idx))
+        targets, fixed = decision_targets(doc, paragraph_breaks=segmenter.paragraph_breaks)
+        out.append((scores, targets, fixed, idx))
     return out
 
 
-def starts_at(
-    collected: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]], threshold: float
-) -> List[List[int]]:
-    """Character sentence starts at ``threshold`` (as ``separators.sentence_starts``)."""
-    predicted: List[List[int]] = []
-    for scores, following, idx in collected:
-        if not len(idx):
-            predicted.append([])
-            continue
-        nxt = following[scores >= threshold]
-        tokens = numpy.union1d([0], nxt[nxt < len(idx)])
-        predicted.append(idx[tokens].tolist())
-    return predicted
+def starts_at(collected: Sequence[Collected], threshold: float) -> List[List[int]]:
+    """Character sentence starts at ``threshold``, decided as ``attn_segmenter`` does
+    (``sentences.decide_starts``)."""
+    from spacy_attnseg.sentences import starts_from_targets
+
+    return [
+        idx[starts_from_targets(targets, fixed, scores, threshold)].tolist()
+        for scores, targets, fixed, idx in collected
+    ]
 
 
 def sweep(
-    collected: Sequence[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]],
+    collected: Sequence[Collected],
     docs: Sequence[GoldDocument],
 ) -> List[Dict[str, Any]]:
     """Boundary scores at every threshold of the grid."""

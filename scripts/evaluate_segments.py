@@ -22,11 +22,11 @@ WikiText's escapes ``@-@``, ``@,@``, ``@.@`` are undone (``guest @-@ starring`` 
 Units
 -----
 Every paragraph (line) is split into sentences by one fixed splitter (``--splitter``,
-default NLTK Punkt, see ``spacy_attnseg.evaluation.SPLITTERS``), so reference boundaries
+default NLTK Punkt, see ``paper.evaluation.SPLITTERS``), so reference boundaries
 always fall between sentences and every system segments the same sentence sequence; a
 system only chooses which sentence gaps are boundaries. Each article is one document:
 its sentences joined by single spaces (paragraph breaks are not shown to the systems).
-Pk and WindowDiff (``spacy_attnseg.segmentation_metrics``) are computed per article in
+Pk and WindowDiff (``paper.segmentation_metrics``) are computed per article in
 **sentences**, with ``k`` = half the article's mean reference segment length in
 sentences, and averaged over articles (macro average).
 
@@ -107,8 +107,8 @@ import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spacy_attnseg.evaluation import SPLITTERS, load_splitter  # noqa: E402
-from spacy_attnseg.segmentation_metrics import (  # noqa: E402
+from paper.evaluation import SPLITTERS, load_splitter  # noqa: E402
+from paper.segmentation_metrics import (  # noqa: E402
     boundaries_from_starts,
     default_k,
     pk,
@@ -407,7 +407,7 @@ def hyp_from_ratios(ratios: numpy.ndarray, merge_threshold: float) -> List[int]:
 def load(config: str, threads: int) -> Any:
     import torch
 
-    from spacy_attnseg.models import load_pipeline
+    from spacy_attnseg.loading import load_pipeline
 
     torch.set_num_threads(threads)
     nlp = load_pipeline(config)
@@ -461,8 +461,8 @@ def tuning_pass(
         CaptureRequest,
         release,
     )
+    from spacy_attnseg.components.head_pairs import sentence_ends
     from spacy_attnseg.families import n_layers_heads
-    from spacy_attnseg.head_analysis import sentence_ends
     from spacy_attnseg.segments import semantic_segments
 
     nlp = load(config, threads)

@@ -11,7 +11,7 @@ Usage::
 
 Every pipeline (a saved directory or a config, loaded with
 ``spacy_attnseg.load_pipeline``) and every rule-based splitter of
-``spacy_attnseg.evaluation.SPLITTERS`` (spaCy's ``sentencizer`` among them) runs on the
+``paper.evaluation.SPLITTERS`` (spaCy's ``sentencizer`` among them) runs on the
 test documents as written ("raw") and in the "no-punct" variant (sentence-final
 ``.``/``!``/``?`` removed, lowercased), and is scored with the project's protocol
 (``evaluation.score_boundaries``: boundary P/R/F1, whitespace-insensitive, document start
@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spacy_attnseg.evaluation import (  # noqa: E402
+from paper.evaluation import (  # noqa: E402
     SPLITTERS,
     VARIANTS,
     GoldDocument,
@@ -110,7 +110,7 @@ def main(argv: List[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from spacy_attnseg.models import load_pipeline
+    from spacy_attnseg.loading import load_pipeline
 
     corpora = read_conllu_variants(args.test)
     rows: List[Dict[str, Any]] = []
@@ -148,7 +148,7 @@ def main(argv: List[str] | None = None) -> int:
     notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
         "- no-punct: every sentence's final . ! ? removed and the text lowercased "
-        "(spacy_attnseg.evaluation).",
+        "(paper.evaluation).",
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
         "attn_senter's two thresholds (documents with / without sentence-final "
         "punctuation) were chosen on the held-out EWT dev part (scripts/train_boundaries.py).",

@@ -11,7 +11,7 @@ evaluated on, and a path that looks like a test split is refused):
 * **UD English EWT dev** (in-domain web text). Its documents are split by document into a
   held-out dev part (``--dev-fraction``, for model selection during ``spacy train``) and a
   training part. Both parts appear twice: as written ("raw") and in the "no punctuation"
-  variant of ``spacy_attnseg.evaluation`` (every sentence's final ``.``/``!``/``?`` run
+  variant of ``paper.evaluation`` (every sentence's final ``.``/``!``/``?`` run
   removed and the sentence lowercased; gold starts recomputed).
 * **WikiText-2 test** (Wikipedia prose), for training only. It has no sentence annotation,
   so labels come from a rule splitter on the punctuated text: WikiText's tokenized
@@ -46,7 +46,7 @@ from spacy.tokens import DocBin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spacy_attnseg.evaluation import (  # noqa: E402
+from paper.evaluation import (  # noqa: E402
     GoldDocument,
     load_splitter,
     read_conllu_documents,

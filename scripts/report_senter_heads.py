@@ -220,7 +220,7 @@ def main(argv: List[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     from spacy_attnseg.families import n_layers_heads
-    from spacy_attnseg.models import load_pipeline
+    from spacy_attnseg.loading import load_pipeline
 
     nlp = load_pipeline(args.model)
     senter = nlp.get_pipe(args.component)

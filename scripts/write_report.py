@@ -21,8 +21,8 @@ def main(
     figures: Path = typer.Option(Path("figures"), "--figures", help="Folder of the PNGs."),
 ) -> None:
     """Evaluate every claim of the paper on the measured numbers and write the report."""
-    from spacy_attnseg.analysis.claims import claims_json, write_report
-    from spacy_attnseg.analysis.run import load_metrics, write_json
+    from paper.claims import claims_json, write_report
+    from paper.run import load_metrics, write_json
 
     results = load_metrics(metrics)
     if not any(results.values()):

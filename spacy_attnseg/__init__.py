@@ -3,10 +3,10 @@ own attention (Halevi et al. 2026, "Self-attention vector output similarities re
 machines pay attention")."""
 
 from .capture import AttentionCapture, CaptureRequest
-from .head_analysis import AttnHeadPairs, make_attn_head_pairs
-from .memory import MallocTrim, make_malloc_trim
-from .models import embedded_model_path, load_pipeline
-from .pipeline import AttnSegmenter, make_attn_segmenter
+from .components.head_pairs import AttnHeadPairs, make_attn_head_pairs
+from .components.malloc_trim import MallocTrim, make_malloc_trim
+from .components.segmenter import AttnSegmenter, make_attn_segmenter
+from .loading import embedded_model_path, load_pipeline
 
 __version__ = "0.1.0"
 

@@ -10,6 +10,7 @@ component's own tokenization: the quantity ``spacy evaluate`` reports as ``sents
 to the first token.
 """
 
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -21,10 +22,12 @@ from tqdm import tqdm
 
 from .capture import CaptureRequest
 from .errors import Errors
-from .separators import candidate_mask, next_starts
+from .sentences import candidate_mask, decision_targets
 from .windows import token_values
 
 CALIBRATION_CONSUMER = "attnseg_calibration"
+# The score of a start the layout makes whatever the threshold (above every threshold).
+ALWAYS = 2.0
 
 
 @dataclass
@@ -32,7 +35,8 @@ class _DocData:
     colsums: numpy.ndarray  # (n_windows, n_layers * n_heads, L)
     align: Any
     candidates: numpy.ndarray
-    next_start: numpy.ndarray
+    targets: numpy.ndarray  # the start each separator makes (sentences.decision_targets)
+    fixed: numpy.ndarray  # starts made whatever the scores
     gold: numpy.ndarray  # bool per token: a gold sentence start (never token 0)
 
 
@@ -100,11 +104,13 @@ class CalibrationResult:
         return "\n".join(lines) + "\n"
 
     def write(self, output_dir: Path) -> None:
-        """Write ``calibration.json``, ``calibration.md`` and ``head_f1.png``."""
+        """Write ``calibration.json``, ``calibration.md`` and, where matplotlib is
+        installed (``pip install spacy-attnseg[paper]``), the heatmap ``head_f1.png``."""
         output_dir.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output_dir / "calibration.json", self.to_dict())
         (output_dir / "calibration.md").write_text(self.markdown(), encoding="utf8")
-        plot_head_f1(self.per_head, output_dir / "head_f1.png", chosen=self)
+        if importlib.util.find_spec("matplotlib") is not None:
+            plot_head_f1(self.per_head, output_dir / "head_f1.png", chosen=self)
 
 
 def plot_head_f1(
@@ -177,7 +183,7 @@ def sweep_threshold(scores: numpy.ndarray, is_gold: numpy.ndarray, n_gold: int) 
     if f1[best] <= 0:
         return Sweep(0.0, 0.0, 0.0, 0.5)
     below = sorted_scores[best + 1] if best + 1 < len(sorted_scores) else 0.0
-    threshold = float((sorted_scores[best] + below) / 2)
+    threshold = min(float((sorted_scores[best] + below) / 2), 1.0)
     return Sweep(float(f1[best]), float(precision[best]), float(recall[best]), threshold)
 
 
@@ -193,10 +199,11 @@ class Calibrator:
     def _candidates(self, token_scores: Sequence[numpy.ndarray]) -> Tuple[numpy.ndarray, ...]:
         all_scores, all_gold = [], []
         for doc, scores in zip(self.docs, token_scores, strict=True):
-            n = len(doc.next_start)
+            n = len(doc.targets)
             scores = scores * doc.candidates[:, None]
             best = numpy.zeros((n + 1, scores.shape[1]), dtype="float32")
-            numpy.maximum.at(best, doc.next_start, scores)
+            numpy.maximum.at(best, doc.targets, scores)
+            best[:n][doc.fixed] = ALWAYS
             best = best[1:n]
             all_scores.append(best)
             all_gold.append(doc.gold[1:n])
@@ -208,9 +215,7 @@ class Calibrator:
         for doc in self.docs:
             top = doc.colsums.max(axis=2, keepdims=True)
             normalised = numpy.where(top > 0, doc.colsums / numpy.maximum(top, 1e-12), 0.0)
-            per_doc.append(
-                token_values(normalised.transpose(0, 2, 1), doc.align, len(doc.next_start))
-            )
+            per_doc.append(token_values(normalised.transpose(0, 2, 1), doc.align, len(doc.targets)))
         scores, gold = self._candidates(per_doc)
         f1 = numpy.zeros(scores.shape[1])
         thresholds = numpy.zeros(scores.shape[1])
@@ -228,7 +233,7 @@ class Calibrator:
             summed = doc.colsums[:, rows].sum(axis=1)
             top = summed.max(axis=1, keepdims=True)
             normalised = numpy.where(top > 0, summed / numpy.maximum(top, 1e-12), 0.0)
-            per_doc.append(token_values(normalised[:, :, None], doc.align, len(doc.next_start)))
+            per_doc.append(token_values(normalised[:, :, None], doc.align, len(doc.targets)))
         scores, gold = self._candidates(per_doc)
         return sweep_threshold(scores[:, 0], gold, self.n_gold)
 
@@ -254,12 +259,14 @@ def collect(component: Any, examples: Sequence[Example], *, batch_size: int = 16
             colsums = component.window_colsums(doc, all_heads)
             if colsums is None:
                 continue
+            targets, fixed = decision_targets(doc, paragraph_breaks=component.paragraph_breaks)
             docs.append(
                 _DocData(
                     colsums=numpy.asarray(colsums, dtype="float32"),
                     align=doc._.trf_data.align,
                     candidates=candidate_mask(doc, component.candidates),
-                    next_start=next_starts(doc),
+                    targets=targets,
+                    fixed=fixed,
                     gold=gold,
                 )
             )

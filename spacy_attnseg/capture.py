@@ -56,6 +56,16 @@ class CaptureRequest:
     colsum_heads: Tuple[int, ...] = ()
     context_layers: Optional[Tuple[int, ...]] = ()
 
+    def reads(self, keys: Sequence[str]) -> bool:
+        """Whether this request makes the hooks add any of the output ``keys``."""
+        wanted = set(keys)
+        colsums = self.colsum_layers is None or bool(self.colsum_layers)
+        context = self.context_layers is None or bool(self.context_layers)
+        return bool(
+            (colsums and wanted & {COLSUMS, COLSUM_HEADS})
+            or (context and wanted & {CONTEXT, CONTEXT_LAYERS})
+        )
+
     def resolve(self, n_layers: int, n_heads: int) -> "Resolved":
         """The (layer, head) pairs and context layers, checked against the model."""
         layers = range(n_layers) if self.colsum_layers is None else self.colsum_layers
@@ -134,6 +144,7 @@ class AttentionCapture:
 
     def __init__(self) -> None:
         self.requests: Dict[str, CaptureRequest] = {}
+        self._active: Dict[str, Callable[[], bool]] = {}
         self._handles: List[Any] = []
         self._installed_on: Optional[int] = None
         self._installed_request: Optional[Resolved] = None
@@ -156,15 +167,37 @@ class AttentionCapture:
         trf_model._func = _CapturingForward(trf_model._func, capture)
         return capture
 
-    def request(self, consumer: str, request: CaptureRequest) -> None:
+    def request(
+        self,
+        consumer: str,
+        request: CaptureRequest,
+        *,
+        active: Optional[Callable[[], bool]] = None,
+    ) -> None:
+        """Register what ``consumer`` reads. ``active`` tells, before each pass, whether
+        the consumer will run (a component removed from the pipeline or disabled by
+        ``select_pipes`` is not); an inactive consumer's request is left out of the pass."""
         self.requests[consumer] = request
+        if active is None:
+            self._active.pop(consumer, None)
+        else:
+            self._active[consumer] = active
 
     def withdraw(self, consumer: str) -> None:
         self.requests.pop(consumer, None)
+        self._active.pop(consumer, None)
+
+    def active_requests(self) -> Dict[str, CaptureRequest]:
+        """The requests of the consumers that will run."""
+        return {
+            name: request
+            for name, request in self.requests.items()
+            if name not in self._active or self._active[name]()
+        }
 
     def union(self, n_layers: int, n_heads: int) -> Resolved:
         total = Resolved()
-        for request in self.requests.values():
+        for request in self.active_requests().values():
             total = total | request.resolve(n_layers, n_heads)
         return total
 
@@ -289,6 +322,7 @@ class _CapturingForward:
 
     def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
         if model.attrs.get("has_transformer") and self.capture.requests:
+            # (with no active request the hooks are still refreshed, so they compute nothing)
             self.capture.ensure_hooks(model.transformer, model.tokenizer)
         return self.forward(model, docs, is_train)
 

@@ -55,8 +55,8 @@ def segment_cli(
     field; each output line is {"text", "sents": [{"start", "end", "score"}]} with
     character offsets into that text.
     """
-    from .models import load_pipeline
-    from .separators import sentence_scores
+    from .loading import load_pipeline
+    from .sentences import sentence_scores
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
@@ -103,7 +103,7 @@ def pairs_cli(
     With --format jsonl, one JSON object per pair ({"layer", "head", "i", "j",
     "token_i", "token_j", "score"}) and one per head anchor ({"anchor": ...}).
     """
-    from .models import load_pipeline
+    from .loading import load_pipeline
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
@@ -159,8 +159,8 @@ def calibrate_cli(
     """Choose attn_segmenter's layer, heads and threshold by boundary F1 on gold data,
     and report every head's F1 (table and heatmap)."""
     from .calibration import calibrate_segmenter
-    from .models import load_pipeline
-    from .pipeline import AttnSegmenter
+    from .components.segmenter import AttnSegmenter
+    from .loading import load_pipeline
 
     overrides: Dict[str, Any] = {}
     if candidates is not None:
@@ -174,9 +174,7 @@ def calibrate_cli(
     result.write(output_dir)
     typer.echo(result.markdown())
     if save_pipeline is not None:
-        segmenter.cfg.update(result.best_config())
-        segmenter.cfg["preset"] = ""
-        nlp.config["components"]["attn_segmenter"].update(result.best_config())
+        segmenter.update_settings({**result.best_config(), "preset": ""})
         nlp.to_disk(save_pipeline)
         typer.echo(f"Saved the calibrated pipeline to {save_pipeline}")
 
@@ -185,7 +183,7 @@ def _read_examples(nlp: object, data: Path) -> List:
     from spacy.tokens import DocBin
     from spacy.training import Example
 
-    from .evaluation import read_conllu_documents, to_spacy_examples
+    from .gold import read_conllu_documents, to_spacy_examples
 
     if data.suffix == ".conllu":
         return to_spacy_examples(nlp, read_conllu_documents(data))  # type: ignore[arg-type]

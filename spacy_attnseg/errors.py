@@ -63,7 +63,7 @@ class Errors:
         "[E014] Cannot read the model '{path}': it is neither a spaCy pipeline directory "
         "(with meta.json) nor a config file (.cfg)."
     )
-    # attn_senter (spacy_attnseg.senter, spacy_attnseg.features)
+    # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "
         "unset). Put a spacy-transformers 'transformer' component before it and process "

@@ -42,7 +42,7 @@ from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
 from .capture import COLSUM_HEADS, COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
 from .errors import Errors
-from .separators import SENTENCE_FINAL
+from .sentences import SENTENCE_FINAL
 from .windows import ops_for, token_values
 
 HIDDEN = "last_hidden_state"

@@ -19,6 +19,7 @@ Fixtures other test modules rely on (keep the names):
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
@@ -30,6 +31,10 @@ import torch  # noqa: E402
 torch.set_num_threads(2)
 
 REPO = Path(__file__).resolve().parents[1]
+# The reproduction kit (paper/) is not installed; the package under test is the installed
+# one, so the repository goes at the end of the path.
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
 DATA = REPO / "data"
 SAMPLE_TXT = DATA / "sample.txt"
 EWT_DIR = DATA / "UD_English-EWT"
@@ -43,7 +48,7 @@ TINY_INIT_RANGE = 0.3
 
 
 def ewt_texts(path: Path = EWT_TEST) -> List[str]:
-    from spacy_attnseg.evaluation import read_conllu_documents
+    from paper.evaluation import read_conllu_documents
 
     return [doc.text for doc in read_conllu_documents(path)]
 
@@ -62,7 +67,7 @@ def long_sample_text(min_chars: int = 2000) -> str:
 
 
 def minilm_vocab_file() -> Path:
-    from spacy_attnseg.models import embedded_model_path
+    from spacy_attnseg.loading import embedded_model_path
 
     return Path(embedded_model_path()) / "vocab.txt"
 

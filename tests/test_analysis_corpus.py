@@ -11,10 +11,10 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from thinc.types import Ragged
 
-from spacy_attnseg.analysis import corpus, window_stats
-from spacy_attnseg.analysis.claims import evaluate_claims, render_report
-from spacy_attnseg.analysis.stats import CLS, PAD, PUNCT, SEP, WORD
-from spacy_attnseg.models import default_config_path, embedded_model_path
+from paper import corpus, window_stats
+from paper.claims import evaluate_claims, render_report
+from paper.stats import CLS, PAD, PUNCT, SEP, WORD
+from spacy_attnseg.loading import default_config_path, embedded_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WIKITEXT = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
@@ -259,7 +259,7 @@ def test_claims_without_results() -> None:
 
 @pytest.fixture(scope="module")
 def analysis_run(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
-    from spacy_attnseg.analysis import run
+    from paper import run
 
     out = tmp_path_factory.mktemp("analysis")
     metrics, figures = out / "metrics", out / "figures"
@@ -338,8 +338,8 @@ def test_end_to_end_window_arrays(analysis_run: Dict[str, Any]) -> None:
 
 
 def test_end_to_end_report(analysis_run: Dict[str, Any]) -> None:
-    from spacy_attnseg.analysis.claims import write_report
-    from spacy_attnseg.analysis.run import load_metrics
+    from paper.claims import write_report
+    from paper.run import load_metrics
 
     report = analysis_run["out"] / "reports" / "paper_claims.md"
     path, claims = write_report(

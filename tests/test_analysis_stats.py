@@ -8,8 +8,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 import pytest
 
-from spacy_attnseg.analysis import figures
-from spacy_attnseg.analysis.stats import (
+from paper import figures
+from paper.stats import (
     CLS,
     PAD,
     PUNCT,

@@ -14,6 +14,7 @@ from spacy.training import Example
 from thinc.types import Ragged
 
 import spacy_attnseg
+from paper.evaluation import read_conllu_documents, to_spacy_examples
 from spacy_attnseg.calibration import (
     CalibrationResult,
     Calibrator,
@@ -23,8 +24,7 @@ from spacy_attnseg.calibration import (
     sweep_threshold,
 )
 from spacy_attnseg.capture import COLSUM_HEADS
-from spacy_attnseg.evaluation import read_conllu_documents, to_spacy_examples
-from spacy_attnseg.separators import candidate_mask, next_starts
+from spacy_attnseg.sentences import candidate_mask, decision_targets
 
 # -- sweep_threshold -------------------------------------------------------------------
 
@@ -100,11 +100,13 @@ def synthetic_doc(nlp: Any, text: str, good_row: int, n_rows: int, rng: Any) -> 
     gold = numpy.zeros(len(doc), dtype=bool)
     for token in doc[1:]:
         gold[token.i] = doc[token.i - 1].text == "."
+    targets, fixed = decision_targets(doc, paragraph_breaks=True)
     return _DocData(
         colsums=colsums,
         align=align,
         candidates=candidate_mask(doc, "punct"),
-        next_start=next_starts(doc),
+        targets=targets,
+        fixed=fixed,
         gold=gold,
     )
 

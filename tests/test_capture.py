@@ -22,7 +22,7 @@ from spacy_attnseg.capture import (
     CONTEXT_LAYERS,
     CaptureRequest,
 )
-from spacy_attnseg.models import embedded_model_path
+from spacy_attnseg.loading import embedded_model_path
 
 EAGER = {"output_attentions": True, "attn_implementation": "eager"}
 SPECIAL_STRINGS = {"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>"}

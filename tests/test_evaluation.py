@@ -10,7 +10,7 @@ from typing import List
 import pytest
 import spacy
 
-from spacy_attnseg.evaluation import (
+from paper.evaluation import (
     SPLITTERS,
     BoundaryScores,
     GoldDocument,

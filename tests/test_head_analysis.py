@@ -17,7 +17,7 @@ from transformers import AutoModel
 
 from spacy_attnseg import load_pipeline
 from spacy_attnseg.capture import CONTEXT, CONTEXT_LAYERS
-from spacy_attnseg.models import embedded_model_path
+from spacy_attnseg.loading import embedded_model_path
 from spacy_attnseg.pairs import HeadPairs, anchors
 
 LAYERS = [1, -1]

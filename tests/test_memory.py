@@ -13,8 +13,8 @@ import numpy
 import pytest
 import spacy
 
-from spacy_attnseg import memory
-from spacy_attnseg.memory import MallocTrim
+from spacy_attnseg.components import malloc_trim as memory
+from spacy_attnseg.components.malloc_trim import MallocTrim
 
 STATM = Path("/proc/self/statm")
 TEXTS = [f"Sentence {i} is here. And another one {i}! Is it the last?" for i in range(10)]

@@ -20,9 +20,9 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 import spacy_attnseg
+from paper.evaluation import read_conllu_documents, to_spacy_examples
 from spacy_attnseg.capture import COLSUM_HEADS, COLSUMS
-from spacy_attnseg.evaluation import read_conllu_documents, to_spacy_examples
-from spacy_attnseg.separators import sentence_starts
+from spacy_attnseg.sentences import sentence_starts
 
 
 def starts(doc: Doc) -> List[int]:
@@ -320,8 +320,7 @@ def test_blank_lines_end_sentences(fresh_nlp: Any) -> None:
         "Entry is free.",
     ]
     assert [s.text_with_ws for s in fresh_nlp(text).sents] == expected_sents
-    with fresh_nlp.select_pipes(enable=["transformer"]):
-        doc = fresh_nlp(text)
+    doc = fresh_nlp.get_pipe("transformer")(fresh_nlp.make_doc(text))
     scores = segmenter.predict([doc])
     separators = scores[0] >= segmenter.threshold
     attention_only = [int(i) for i in numpy.flatnonzero(sentence_starts(doc, separators))]

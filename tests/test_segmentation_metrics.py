@@ -1,4 +1,4 @@
-"""Tests for spacy_attnseg.segmentation_metrics (Pk and WindowDiff).
+"""Tests for paper.segmentation_metrics (Pk and WindowDiff).
 
 The expected values were computed by hand from the definitions (see the module
 docstring); the comments list the probes (windows of ``k`` gaps) that count as
@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from spacy_attnseg.segmentation_metrics import (
+from paper.segmentation_metrics import (
     boundaries_from_masses,
     boundaries_from_starts,
     default_k,

@@ -1,4 +1,4 @@
-"""Tests for the trainable ``attn_senter`` (spacy_attnseg.senter, .features, .architectures)
+"""Tests for the trainable ``attn_senter`` (components.senter, features, architectures)
 on the embedded MiniLM."""
 
 from pathlib import Path
@@ -196,8 +196,7 @@ def test_features_match_independent_computation(trf_nlp: Language) -> None:
     # whitespace token without wordpieces.
     text = " ".join(TEXTS[:4] * 2) + "  Antidisestablishmentarianism was discussed."
     try:
-        with trf_nlp.select_pipes(enable=["transformer"]):
-            doc = trf_nlp(text)
+        doc = trf_nlp.get_pipe("transformer")(trf_nlp.make_doc(text))
     finally:
         capture.withdraw("test_senter")
     assert doc._.trf_data.wordpieces.input_ids.shape[0] == 2
@@ -291,8 +290,9 @@ def test_threshold_per_punctuation_regime(trained: Dict[str, Any]) -> None:
         senter.cfg.update({"threshold": 0.5, "threshold_no_punct": 1e-6})
         assert senter.threshold_for(punctuated) == 0.5
         assert senter.threshold_for(bare) == 1e-6
-        with nlp.select_pipes(enable=["transformer"]):
-            docs = [nlp(TEXTS[4]), nlp(TEXTS[0])]
+        docs = list(
+            nlp.get_pipe("transformer").pipe([nlp.make_doc(TEXTS[4]), nlp.make_doc(TEXTS[0])])
+        )
         probs = senter.predict_proba(docs)
         decisions = senter.predict(docs)
         assert decisions[0].tolist() == (probs[0] >= 1e-6).astype("int32").tolist()
@@ -312,8 +312,7 @@ def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
     senter = nlp.get_pipe("attn_senter")
     # a heading without punctuation, a blank line, text, a line break, text, trailing lines
     text = f"Opening hours\n\n{TEXTS[0]}  \n{TEXTS[1]}\n\n\n"
-    with nlp.select_pipes(enable=["transformer"]):
-        doc = nlp(text)
+    doc = nlp.get_pipe("transformer")(nlp.make_doc(text))
     space = numpy.array([t.is_space for t in doc])
     blank = [t.i for t in doc if t.is_space and t.text.count("\n") >= 2 and t.i + 1 < len(doc)]
     assert len(blank) == 1 and space.sum() == 3
@@ -365,8 +364,7 @@ def test_empty_docs_and_overwrite(trained: Dict[str, Any]) -> None:
     doc = nlp.make_doc("One thing. Another thing.")
     for token in doc:
         token.is_sent_start = token.i == 0
-    with nlp.select_pipes(enable=["transformer"]):
-        doc = nlp.get_pipe("transformer")(doc)
+    doc = nlp.get_pipe("transformer")(doc)
     senter.set_annotations([doc], [numpy.ones(len(doc), dtype="int32")])
     assert [t.is_sent_start for t in doc][1:] == [False] * (len(doc) - 1)
     senter.cfg["overwrite"] = True
@@ -423,8 +421,7 @@ def test_members_probability_is_the_mean_of_the_members(
     senter = nlp.get_pipe("attn_senter")
     members = senter.model.attrs["members"]
     assert members == 3
-    with nlp.select_pipes(enable=["transformer"]):
-        docs = list(nlp.pipe(TEXTS[:3]))
+    docs = list(nlp.get_pipe("transformer").pipe(nlp.make_doc(t) for t in TEXTS[:3]))
     scores = [senter.model.ops.to_numpy(s) for s in senter.model.predict(docs)]
     probs = senter.predict_proba(docs)
     for doc, s, p in zip(docs, scores, probs, strict=True):
@@ -474,10 +471,8 @@ def test_members_train_and_round_trip(trained_members: Dict[str, Any]) -> None:
     assert nlp.evaluate(trained_members["examples"])["sents_f"] > 0.8
     loaded = spacy.load(trained_members["path"])
     assert loaded.get_pipe("attn_senter").model.attrs["members"] == 3
-    with nlp.select_pipes(enable=["transformer"]):
-        docs = list(nlp.pipe(TEXTS[:2]))
-    with loaded.select_pipes(enable=["transformer"]):
-        docs_loaded = list(loaded.pipe(TEXTS[:2]))
+    docs = list(nlp.get_pipe("transformer").pipe(nlp.make_doc(t) for t in TEXTS[:2]))
+    docs_loaded = list(loaded.get_pipe("transformer").pipe(loaded.make_doc(t) for t in TEXTS[:2]))
     before = nlp.get_pipe("attn_senter").predict_proba(docs)
     after = loaded.get_pipe("attn_senter").predict_proba(docs_loaded)
     for x, y in zip(before, after, strict=True):

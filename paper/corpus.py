@@ -46,7 +46,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
-from ..capture import (
+from spacy_attnseg.capture import (
     COLSUM_HEADS,
     COLSUMS,
     CONTEXT,
@@ -54,8 +54,9 @@ from ..capture import (
     AttentionCapture,
     CaptureRequest,
 )
-from ..families import n_layers_heads
-from ..windows import wordpiece_tokens
+from spacy_attnseg.families import n_layers_heads
+from spacy_attnseg.windows import wordpiece_tokens
+
 from .stats import CLS, PAD, PUNCT, SEP, WORD
 
 #: The paper's input length: [CLS], 126 wordpieces, [SEP].
@@ -409,7 +410,7 @@ def load_analysis_model(
     import spacy
     from spacy.util import load_config
 
-    from ..models import load_pipeline
+    from spacy_attnseg.loading import load_pipeline
 
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)

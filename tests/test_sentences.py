@@ -1,4 +1,4 @@
-"""Column scores -> separators -> sentence starts (spacy_attnseg.separators)."""
+"""Column scores -> separators -> sentence starts (spacy_attnseg.sentences)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import Any, Dict
 import numpy
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from spacy_attnseg.separators import (
+from spacy_attnseg.sentences import (
     candidate_mask,
+    decide_starts,
     layout_starts,
     next_starts,
     normalised_window_scores,
@@ -214,3 +217,32 @@ def test_layout_starts_punctuation(doc: Any) -> None:
     quoted = spacy.blank("en")('"Why?" she asked.')
     predicted = numpy.array([0, 1, 0, 0, 0, 0, 0], dtype="int32")  # " Why ? " she asked .
     assert layout_starts(quoted, predicted, paragraph_breaks=True).tolist() == [0] * 7
+
+
+LAYOUT_TEXTS = [
+    TEXT,
+    'Opening hours\n\nThe museum opens at nine. It closes at five.\n\n(Prices) "Free."',
+    '\n\n"Why?" she asked. (Really.) Yes!? No\u2026 \u201cFine.\u201d\n\n\nEnd',
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    which=st.integers(0, len(LAYOUT_TEXTS) - 1),
+    bits=st.lists(st.booleans(), min_size=60, max_size=60),
+    paragraph_breaks=st.booleans(),
+)
+def test_decide_starts_equals_layout_of_sentence_starts(
+    which: int, bits: list, paragraph_breaks: bool
+) -> None:
+    """The sweepable decision (targets + fixed starts) that calibration and evaluation
+    use equals the step-by-step rule: separators -> next starts -> layout rules."""
+    doc = spacy.blank("en")(LAYOUT_TEXTS[which])
+    separators = numpy.array(bits[: len(doc)], dtype=bool)
+    scores = separators.astype("float32")
+    expected = layout_starts(
+        doc, sentence_starts(doc, separators), paragraph_breaks=paragraph_breaks
+    ).astype(bool)
+    expected[0] = True
+    got = decide_starts(doc, scores, 0.5, paragraph_breaks=paragraph_breaks)
+    assert got.tolist() == expected.tolist()

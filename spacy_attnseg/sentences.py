@@ -1,11 +1,19 @@
-"""Column scores -> separator tokens -> sentence starts (the paper's section 2).
+"""The sentence decision: separator scores -> sentence starts fitted to the layout.
 
 Per window, the attention maps of the chosen heads are summed, their columns summed over
-the real query rows, and the column sums normalised by the window's maximum. A token whose
-normalised score reaches the threshold (and that may be a separator) ends a sentence.
+the real query rows, and the column sums normalised by the window's maximum (the paper's
+section 2). A token whose normalised score reaches the threshold (and that may be a
+separator) ends a sentence; the next sentence starts after the separator's run of
+closing punctuation (``next_starts``), and ``layout_starts`` fits starts to the text's
+layout (blank lines, brackets, quotes).
+
+``decision_targets`` states the same decision in a form that can be swept over
+thresholds: the start each separator makes, and the starts the layout makes on its own.
+``decide_starts`` (used by ``attn_segmenter``), calibration and every evaluation decide
+through it.
 """
 
-from typing import Any, List, Sequence, Union
+from typing import Any, List, Sequence, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc
@@ -135,6 +143,55 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
             if first > 0:  # (the first token starts the Doc anyway)
                 out[first] = 1
     return out
+
+
+def back_over_openings(doc: Doc, start: int) -> int:
+    """The token a sentence starting at ``start`` really starts on: opening brackets and
+    quotes right before it belong to it."""
+    first = start
+    while first > 0 and first < len(doc) and _opens(doc[first - 1]):
+        first -= 1
+    return first
+
+
+def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """What a separator decides, independent of the threshold.
+
+    RETURNS: ``targets``, for every token the sentence start it makes when it is a
+    separator (``len(doc)`` when that is past the end, 0 never counts), and ``fixed``,
+    True where a sentence starts whatever the scores (the first token, and with
+    ``paragraph_breaks`` the first token after a blank line).
+    ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
+    ``targets[separators]``; a test checks it.
+    """
+    n = len(doc)
+    following = next_starts(doc)
+    targets = numpy.array(
+        [back_over_openings(doc, int(t)) if t < n else n for t in following], dtype="int64"
+    )
+    fixed = layout_starts(doc, numpy.zeros(n, dtype=bool), paragraph_breaks=paragraph_breaks)
+    if n:
+        fixed[0] = True
+    return targets, fixed.astype(bool)
+
+
+def decide_starts(
+    doc: Doc, scores: numpy.ndarray, threshold: float, *, paragraph_breaks: bool
+) -> numpy.ndarray:
+    """Sentence starts (bool per token) from separator scores: separators are the tokens
+    whose score reaches ``threshold`` (see ``decision_targets``)."""
+    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks)
+    return starts_from_targets(targets, fixed, scores, threshold)
+
+
+def starts_from_targets(
+    targets: numpy.ndarray, fixed: numpy.ndarray, scores: Any, threshold: float
+) -> numpy.ndarray:
+    """Sentence starts (bool per token) from ``decision_targets`` and separator scores."""
+    starts = numpy.array(fixed, dtype=bool, copy=True)
+    chosen = targets[numpy.asarray(scores) >= threshold]
+    starts[chosen[chosen < len(starts)]] = True
+    return starts
 
 
 def sentence_scores(doc: Doc, token_scores: Sequence[float]) -> List[float]:

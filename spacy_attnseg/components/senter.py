@@ -29,13 +29,13 @@ from spacy.util import registry
 from thinc.api import Config, Model
 from thinc.types import Floats2d
 
-from .architectures import member_start_probs, n_members
-from .capture import AttentionCapture
-from .errors import Errors
-from .families import n_layers_heads
-from .features import FeatureSpec, feature_names, lacks_final_punct, spec_of
-from .pipeline import _find_transformer
-from .separators import layout_starts
+from ..architectures import member_start_probs, n_members
+from ..capture import CaptureRequest
+from ..errors import Errors
+from ..families import n_layers_heads
+from ..features import FeatureSpec, feature_names, lacks_final_punct, spec_of
+from ..sentences import layout_starts
+from .base import CaptureReader, find_transformer
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -123,21 +123,7 @@ def make_attn_senter(
     )
 
 
-def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
-    """The named spacy-transformers component, also while it is disabled (``spacy train``
-    disables frozen components during ``nlp.initialize``)."""
-    if transformer in nlp.pipe_names or transformer not in nlp.component_names:
-        return _find_transformer(nlp, transformer, component)
-    from spacy_transformers import Transformer
-
-    pipe = nlp.get_pipe(transformer)
-    if not isinstance(pipe, Transformer):
-        kind = nlp.get_pipe_meta(transformer).factory
-        raise ValueError(Errors.E002.format(name=transformer, kind=kind, component=component))
-    return pipe
-
-
-class AttnSenter(SentenceRecognizer):
+class AttnSenter(CaptureReader, SentenceRecognizer):
     """spaCy's sentence recognizer over the captured attention of a transformer."""
 
     def __init__(
@@ -170,6 +156,7 @@ class AttnSenter(SentenceRecognizer):
             }
         )
         self._trf = find_transformer(nlp, transformer, name)
+        self.bind_pipeline(nlp)
         self.install_capture()
 
     # -- the transformer and its capture ----------------------------------------------
@@ -183,17 +170,16 @@ class AttnSenter(SentenceRecognizer):
     def feature_spec(self) -> FeatureSpec:
         return spec_of(self.features)
 
-    @property
-    def capture(self) -> AttentionCapture:
-        return AttentionCapture.attach(self._trf.model)
-
     def transformer_pipe(self) -> Any:
         return self._trf
+
+    def capture_request(self) -> CaptureRequest:
+        return self.feature_spec.capture_request()
 
     def install_capture(self) -> None:
         """Ask the transformer's capture hooks for what the features need, and record the
         model's number of heads once its weights are loaded."""
-        self.capture.request(self.name, self.feature_spec.capture_request())
+        self.register()
         trf_model = self._trf.model
         if trf_model.attrs.get("has_transformer"):
             n_layers, n_heads = n_layers_heads(trf_model.transformer)
@@ -307,6 +293,7 @@ class AttnSenter(SentenceRecognizer):
         validate_get_examples(get_examples, "AttnSenter.initialize")
         if nlp is not None:
             self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
+            self.bind_pipeline(nlp)
         if not self._trf.model.attrs.get("has_transformer"):
             raise ValueError(Errors.E105.format(name=self.cfg["transformer"], component=self.name))
         self.install_capture()

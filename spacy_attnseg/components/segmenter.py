@@ -1,21 +1,15 @@
 """The ``attn_segmenter`` factory and component: sentence boundaries from attention."""
 
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy
-import srsly
-from spacy import util
 from spacy.language import Language
-from spacy.pipeline import Pipe
 from spacy.tokens import Doc, Token
 from spacy.training import Example, validate_get_examples
-from spacy.util import minibatch
 
-from .capture import (
+from ..capture import (
     COLSUM_HEADS,
     COLSUMS,
-    AttentionCapture,
     CaptureRequest,
     check_capturable,
     check_layers_heads,
@@ -23,17 +17,17 @@ from .capture import (
     keep_mask,
     special_ids,
 )
-from .errors import Errors
-from .families import n_layers_heads
-from .separators import (
+from ..errors import Errors
+from ..families import n_layers_heads
+from ..sentences import (
     ANY,
     candidate_mask,
-    layout_starts,
+    decide_starts,
     normalised_window_scores,
-    sentence_starts,
     validate_candidates,
 )
-from .windows import token_values
+from ..windows import token_values
+from .base import AttentionPipe, find_transformer
 
 PAPER = "paper"
 
@@ -110,75 +104,6 @@ def make_attn_segmenter(
     )
 
 
-def _find_transformer(nlp: Language, transformer: str, component: str) -> Any:
-    if transformer not in nlp.pipe_names:
-        raise ValueError(
-            Errors.E001.format(name=transformer, component=component, pipe_names=nlp.pipe_names)
-        )
-    pipe = nlp.get_pipe(transformer)
-    from spacy_transformers import Transformer
-
-    if not isinstance(pipe, Transformer):
-        kind = nlp.get_pipe_meta(transformer).factory
-        raise ValueError(Errors.E002.format(name=transformer, kind=kind, component=component))
-    return pipe
-
-
-class AttentionPipe(Pipe):
-    """What the components reading the transformer's captured attention share: batched
-    processing through the error handler, and serialization of ``cfg`` (the state the
-    config cannot rebuild, e.g. calibrated heads), after which the capture request is
-    registered again."""
-
-    name: str
-    cfg: Dict[str, Any]
-
-    def install_capture(self) -> None:
-        raise NotImplementedError
-
-    def predict(self, docs: Iterable[Doc]) -> Any:
-        raise NotImplementedError
-
-    def set_annotations(self, docs: Iterable[Doc], results: Any) -> None:
-        raise NotImplementedError
-
-    def __call__(self, doc: Doc) -> Doc:
-        error_handler = self.get_error_handler()
-        try:
-            self.set_annotations([doc], self.predict([doc]))
-        except Exception as e:
-            error_handler(self.name, self, [doc], e)
-        return doc
-
-    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
-        error_handler = self.get_error_handler()
-        for batch in minibatch(stream, size=batch_size):
-            docs = list(batch)
-            try:
-                self.set_annotations(docs, self.predict(docs))
-                yield from docs
-            except Exception as e:
-                error_handler(self.name, self, docs, e)
-
-    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return srsly.json_dumps(self.cfg).encode("utf8")
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttentionPipe":
-        self.cfg.update(srsly.json_loads(bytes_data))
-        self.install_capture()
-        return self
-
-    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
-
-    def from_disk(
-        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
-    ) -> "AttentionPipe":
-        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
-        self.install_capture()
-        return self
-
-
 class AttnSegmenter(AttentionPipe):
     """Sentence boundaries from the column sums of chosen attention heads.
 
@@ -220,7 +145,9 @@ class AttnSegmenter(AttentionPipe):
             "paragraph_breaks": bool(paragraph_breaks),
             "overwrite": overwrite,
         }
-        self._trf = _find_transformer(nlp, transformer, name)
+        self.config_cfg = dict(self.cfg)
+        self._trf = find_transformer(nlp, transformer, name)
+        self.bind_pipeline(nlp)
         self.install_capture()
 
     # -- configuration ----------------------------------------------------------------
@@ -239,11 +166,11 @@ class AttnSegmenter(AttentionPipe):
 
     @property
     def threshold(self) -> float:
-        return float(self.cfg["threshold"])
+        return round(float(self.cfg["threshold"]), 6)
 
     @property
-    def capture(self) -> AttentionCapture:
-        return AttentionCapture.attach(self._trf.model)
+    def paragraph_breaks(self) -> bool:
+        return bool(self.cfg.get("paragraph_breaks", True))
 
     def selected_heads(self) -> List[tuple]:
         """The (layer, head) pairs summed, layers counted from 0."""
@@ -259,6 +186,9 @@ class AttnSegmenter(AttentionPipe):
             raise ValueError(Errors.E007)
         return n_layers_heads(model.transformer)
 
+    def capture_request(self) -> CaptureRequest:
+        return CaptureRequest(colsum_layers=tuple(self.layers), colsum_heads=tuple(self.heads))
+
     def install_capture(self) -> None:
         """Register what this component reads with the transformer's capture hooks.
 
@@ -266,8 +196,8 @@ class AttnSegmenter(AttentionPipe):
         transformer; when the model is already loaded, layers and heads are checked now,
         and so is whether the hooks can capture its architecture (E003).
         """
-        request = CaptureRequest(colsum_layers=tuple(self.layers), colsum_heads=tuple(self.heads))
-        self.capture.request(self.name, request)
+        request = self.capture_request()
+        self.register()
         if self._trf.model.attrs.get("has_transformer"):
             check_capturable(self._trf.model.transformer, request.resolve(*self._model_size()))
 
@@ -331,17 +261,12 @@ class AttnSegmenter(AttentionPipe):
         install_extensions()
         threshold = self.threshold
         overwrite = self.cfg["overwrite"]
-        # (pipelines saved before the setting existed get its default)
-        paragraph_breaks = bool(self.cfg.get("paragraph_breaks", True))
+        paragraph_breaks = self.paragraph_breaks
         for doc, doc_scores in zip(docs, scores, strict=True):
             doc._.separator_scores = [round(float(s), 6) for s in doc_scores]
             if len(doc) == 0:
                 continue
-            starts = layout_starts(
-                doc,
-                sentence_starts(doc, doc_scores >= threshold),
-                paragraph_breaks=paragraph_breaks,
-            )
+            starts = decide_starts(doc, doc_scores, threshold, paragraph_breaks=paragraph_breaks)
             for token, start in zip(doc, starts, strict=True):
                 if overwrite or token.is_sent_start is None:
                     token.is_sent_start = bool(start)
@@ -361,19 +286,18 @@ class AttnSegmenter(AttentionPipe):
         by boundary F1 (see ``spacy_attnseg.calibration``)."""
         validate_get_examples(get_examples, "AttnSegmenter.initialize")
         if nlp is not None:
-            self._trf = _find_transformer(nlp, self.cfg["transformer"], self.name)
+            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
+            self.bind_pipeline(nlp)
         self.install_capture()
         examples = list(get_examples())
         if not calibrate or not examples:
             return
         if not any(eg.reference.has_annotation("SENT_START") for eg in examples):
             return
-        from .calibration import calibrate_segmenter
+        from ..calibration import calibrate_segmenter
 
         result = calibrate_segmenter(self, examples, max_heads=max_heads)
-        self.cfg.update(result.best_config())
-        self.cfg["preset"] = ""
-        self.install_capture()
+        self.update_settings({**result.best_config(), "preset": ""})
 
     def transformer_pipe(self) -> Any:
         return self._trf

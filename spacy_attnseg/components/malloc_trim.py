@@ -24,7 +24,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from .errors import Warnings
+from ..errors import Warnings
 
 
 def _load_malloc_trim() -> Tuple[Optional[Callable[[int], int]], str]:

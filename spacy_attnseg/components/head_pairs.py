@@ -16,25 +16,23 @@ from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_get_examples
 from thinc.api import get_array_module
 
-from . import pairs as pairs_module
-from .capture import (
+from .. import pairs as pairs_module
+from ..capture import (
     CONTEXT,
     CONTEXT_LAYERS,
-    AttentionCapture,
     CaptureRequest,
     check_capturable,
     check_layers_heads,
     keep_mask,
-    release,
     special_ids,
 )
-from .errors import Errors
-from .families import n_layers_heads
-from .pairs import HeadPairs
-from .pipeline import AttentionPipe, _find_transformer
-from .segments import semantic_segments
-from .similarity import layer_token_pairs
-from .windows import wordpiece_tokens
+from ..errors import Errors
+from ..families import n_layers_heads
+from ..pairs import HeadPairs
+from ..segments import semantic_segments
+from ..similarity import layer_token_pairs
+from ..windows import wordpiece_tokens
+from .base import AttentionPipe, find_transformer
 
 
 @Language.factory(
@@ -116,18 +114,19 @@ class AttnHeadPairs(AttentionPipe):
             "spans_key": spans_key,
             "merge_threshold": float(merge_threshold),
         }
-        self._trf = _find_transformer(nlp, transformer, name)
+        self.config_cfg = dict(self.cfg)
+        self._trf = find_transformer(nlp, transformer, name)
+        self.bind_pipeline(nlp)
         self.install_capture()
 
-    def _request(self) -> CaptureRequest:
+    def capture_request(self) -> CaptureRequest:
         layers = tuple(self.cfg["layers"]) or None
         return CaptureRequest(context_layers=layers)
 
     def install_capture(self) -> None:
         """Ask the transformer's capture hooks for the head outputs of the chosen layers."""
-        capture = AttentionCapture.attach(self._trf.model)
-        request = self._request()
-        capture.request(self.name, request)
+        request = self.capture_request()
+        self.register()
         model = self._trf.model
         if model.attrs.get("has_transformer"):
             n_layers, n_heads = n_layers_heads(model.transformer)
@@ -160,7 +159,7 @@ class AttnHeadPairs(AttentionPipe):
         n_layers, n_heads = n_layers_heads(model.transformer)
         contexts = output[CONTEXT]
         captured = [int(layer) for layer in output[CONTEXT_LAYERS][0]]
-        release(output, (CONTEXT, CONTEXT_LAYERS))
+        self.release_if_last(doc, (CONTEXT, CONTEXT_LAYERS))
         wordpieces = trf_data.wordpieces
         if self.cfg["include_special"]:
             wp_mask = wordpieces.attention_mask > 0
@@ -169,7 +168,7 @@ class AttnHeadPairs(AttentionPipe):
             wp_mask = keep_mask(wordpieces.input_ids, wordpieces.attention_mask, special)
         n_win, length = wordpieces.input_ids.shape
         wp2tok = wordpiece_tokens(trf_data.align, n_win, length)
-        wanted = self._request().resolve(n_layers, n_heads).context_layers
+        wanted = self.capture_request().resolve(n_layers, n_heads).context_layers
         heads = self.cfg["heads"] or None
         found: List[HeadPairs] = []
         last = max(wanted)
@@ -215,7 +214,8 @@ class AttnHeadPairs(AttentionPipe):
         if get_examples is not None:
             validate_get_examples(get_examples, "AttnHeadPairs.initialize")
         if nlp is not None:
-            self._trf = _find_transformer(nlp, self.cfg["transformer"], self.name)
+            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
+            self.bind_pipeline(nlp)
         self.install_capture()
 
     def update(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, float]:

@@ -1,0 +1,177 @@
+"""What the components that read the transformer's captured data share.
+
+* ``find_transformer``: the upstream spacy-transformers component, checked (E001, E002),
+  also while it is disabled (``spacy train`` disables frozen components in ``initialize``).
+* ``CaptureReader``: registers a component's ``CaptureRequest`` with the transformer's
+  ``AttentionCapture`` so that it counts only while the component is in the running
+  pipeline, and releases captured arrays after their last reader in the pipeline.
+* ``AttentionPipe``: batched processing through the error handler and serialization of
+  ``cfg`` (the state the config cannot rebuild, e.g. calibrated heads) for the
+  components that are not trainable.
+"""
+
+import weakref
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Union
+
+import srsly
+from spacy import util
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+from spacy.util import minibatch
+
+from ..capture import AttentionCapture, CaptureRequest, release
+from ..errors import Errors
+
+
+def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
+    """The spacy-transformers component named ``transformer``; E001 when there is none,
+    E002 when it is another kind of component."""
+    if transformer not in nlp.component_names:
+        raise ValueError(
+            Errors.E001.format(name=transformer, component=component, pipe_names=nlp.pipe_names)
+        )
+    from spacy_transformers import Transformer
+
+    pipe = nlp.get_pipe(transformer)
+    if not isinstance(pipe, Transformer):
+        kind = nlp.get_pipe_meta(transformer).factory
+        raise ValueError(Errors.E002.format(name=transformer, kind=kind, component=component))
+    return pipe
+
+
+class CaptureReader:
+    """A component that reads arrays the transformer's capture hooks add to its output.
+
+    Subclasses set ``self._trf`` (the transformer component) and call
+    ``bind_pipeline(nlp)`` once; ``register(request)`` then asks for the arrays, and
+    ``release_if_last(doc, keys)`` drops them once no later running component reads them.
+    """
+
+    name: str
+    _trf: Any
+    _nlp_ref: Optional["weakref.ReferenceType[Language]"] = None
+
+    def bind_pipeline(self, nlp: Language) -> None:
+        self._nlp_ref = weakref.ref(nlp)
+
+    @property
+    def capture(self) -> AttentionCapture:
+        return AttentionCapture.attach(self._trf.model)
+
+    def capture_request(self) -> CaptureRequest:
+        raise NotImplementedError
+
+    def is_running(self) -> bool:
+        """Whether this component is in its pipeline's enabled components (True when the
+        pipeline is unknown, e.g. a component used on its own)."""
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        if nlp is None:
+            return True
+        return any(proc is self for _, proc in nlp.pipeline)
+
+    def register(self) -> None:
+        self.capture.request(self.name, self.capture_request(), active=self.is_running)
+
+    def later_readers(self, keys: Sequence[str]) -> bool:
+        """Whether a running component after this one reads any of ``keys``."""
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        if nlp is None:
+            return False
+        seen = False
+        for _, proc in nlp.pipeline:
+            if proc is self:
+                seen = True
+            elif (
+                seen
+                and isinstance(proc, CaptureReader)
+                and proc._trf is self._trf
+                and proc.capture_request().reads(keys)
+            ):
+                return True
+        return False
+
+    def release_if_last(self, doc: Doc, keys: Sequence[str]) -> None:
+        trf_data = getattr(doc._, "trf_data", None)
+        if trf_data is not None and not self.later_readers(keys):
+            release(trf_data.model_output, keys)
+
+
+class AttentionPipe(CaptureReader, Pipe):
+    """A non-trainable component over captured data: ``predict`` decides what
+    ``set_annotations`` writes; ``cfg`` is saved by ``to_disk``/``to_bytes``."""
+
+    cfg: Dict[str, Any]
+
+    def install_capture(self) -> None:
+        raise NotImplementedError
+
+    def predict(self, docs: Iterable[Doc]) -> Any:
+        raise NotImplementedError
+
+    def set_annotations(self, docs: Iterable[Doc], results: Any) -> None:
+        raise NotImplementedError
+
+    def __call__(self, doc: Doc) -> Doc:
+        error_handler = self.get_error_handler()
+        try:
+            self.set_annotations([doc], self.predict([doc]))
+        except Exception as e:
+            error_handler(self.name, self, [doc], e)
+        return doc
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        error_handler = self.get_error_handler()
+        for batch in minibatch(stream, size=batch_size):
+            docs = list(batch)
+            try:
+                self.set_annotations(docs, self.predict(docs))
+                yield from docs
+            except Exception as e:
+                error_handler(self.name, self, docs, e)
+
+    def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
+        return srsly.json_dumps(self.cfg).encode("utf8")
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttentionPipe":
+        self.cfg.update(srsly.json_loads(bytes_data))
+        self.install_capture()
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
+
+    def from_disk(
+        self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
+    ) -> "AttentionPipe":
+        overridden = self._overridden_settings(Path(path).parent / "config.cfg")
+        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
+        self.cfg.update(overridden)
+        self.install_capture()
+        return self
+
+    def _overridden_settings(self, config_path: Path) -> Dict[str, Any]:
+        """Settings the component was built with that differ from the pipeline's saved
+        config: ``spacy.load(DIR, config={...})`` overrides, which must win over the
+        saved state."""
+        if not config_path.exists():
+            return {}
+        saved = util.load_config(config_path, interpolate=False)
+        section = saved.get("components", {}).get(self.name, {})
+        built = getattr(self, "config_cfg", {})
+        return {
+            key: value
+            for key, value in built.items()
+            if key in section and section[key] != value and key in self.cfg
+        }
+
+    def update_settings(self, settings: Dict[str, Any]) -> None:
+        """Change settings (e.g. calibrated ones) in the component and in its pipeline's
+        config, so that ``nlp.config``, ``to_disk`` and ``spacy.load`` agree."""
+        self.cfg.update(settings)
+        self.config_cfg = {**getattr(self, "config_cfg", {}), **settings}
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        if nlp is not None and self.name in nlp.component_names:
+            nlp.get_pipe_config(self.name).update(settings)
+        self.install_capture()
