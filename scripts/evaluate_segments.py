@@ -37,7 +37,7 @@ half, the second half (30 articles) the **test** half reported in the table
 (``--max-articles`` caps the number used from each half). Free parameters are chosen
 on the tuning half by the lowest mean Pk (ties: lowest mean WindowDiff):
 
-* ``attn_head_pairs`` (the component's ``doc.spans["attn_segments"]``, blocks = the given
+* ``attn_head_pairs`` (the component's ``doc.spans["fig5_segments"]``, blocks = the given
   sentences): its ``layers`` (one layer, all heads) and ``merge_threshold`` (grid 0.00
   .. 2.00, step 0.01). On the tuning half, one pass captures the head outputs of every
   layer; per layer the token similarity matrix of the component
@@ -121,7 +121,7 @@ UNESCAPE = ((" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", "."))
 MERGE_GRID = [round(0.01 * i, 2) for i in range(0, 201)]
 BLOCK_GRID = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20]
 CAPTURE_CONSUMER = "evaluate_segments"
-SPANS_KEY = "attn_segments"
+SPANS_KEY = "fig5_segments"
 
 
 # ---------------------------------------------------------------------------

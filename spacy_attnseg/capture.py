@@ -18,7 +18,10 @@ A forward hook on the model adds them to the returned ``ModelOutput``, so that
 * ``attnseg_colsum_heads``: ``(n_windows, n_heads_captured, 2)`` int32, the (layer, head)
   of each row;
 * ``attnseg_context``: a tuple with one ``(n_windows, L, hidden)`` array per captured layer;
-* ``attnseg_context_layers``: ``(n_windows, n_layers_captured)`` int32.
+* ``attnseg_context_layers``: ``(n_windows, n_layers_captured)`` int32;
+* ``attnseg_hidden``: a tuple with one ``(n_windows, L, hidden)`` array per captured layer,
+  the hidden state that layer outputs;
+* ``attnseg_hidden_layers``: ``(n_windows, n_layers_captured)`` int32.
 
 Several components may request captures from the same transformer; the hooks compute
 the union of their requests.
@@ -39,7 +42,9 @@ COLSUMS = "attnseg_colsums"
 COLSUM_HEADS = "attnseg_colsum_heads"
 CONTEXT = "attnseg_context"
 CONTEXT_LAYERS = "attnseg_context_layers"
-OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS)
+HIDDEN = "attnseg_hidden"
+HIDDEN_LAYERS = "attnseg_hidden_layers"
+OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS, HIDDEN, HIDDEN_LAYERS)
 
 
 @dataclass(frozen=True)
@@ -48,22 +53,29 @@ class CaptureRequest:
 
     ``colsum_layers``: layers whose heads' column sums it reads (``None``: all layers);
     ``colsum_heads``: which heads of those layers (empty: all heads);
-    ``context_layers``: layers whose head outputs it reads (``None``: all layers).
+    ``context_layers``: layers whose head outputs it reads (``None``: all layers);
+    ``hidden_layers``: layers whose output hidden states it reads (``None``: all layers);
+    ``hidden_last``: also the output hidden states of the last ``hidden_last`` layers
+    (all of them in a model with fewer layers).
     Negative layers count from the end, as in Python.
     """
 
     colsum_layers: Optional[Tuple[int, ...]] = ()
     colsum_heads: Tuple[int, ...] = ()
     context_layers: Optional[Tuple[int, ...]] = ()
+    hidden_layers: Optional[Tuple[int, ...]] = ()
+    hidden_last: int = 0
 
     def reads(self, keys: Sequence[str]) -> bool:
         """Whether this request makes the hooks add any of the output ``keys``."""
         wanted = set(keys)
         colsums = self.colsum_layers is None or bool(self.colsum_layers)
         context = self.context_layers is None or bool(self.context_layers)
+        hidden = self.hidden_layers is None or bool(self.hidden_layers) or self.hidden_last > 0
         return bool(
             (colsums and wanted & {COLSUMS, COLSUM_HEADS})
             or (context and wanted & {CONTEXT, CONTEXT_LAYERS})
+            or (hidden and wanted & {HIDDEN, HIDDEN_LAYERS})
         )
 
     def resolve(self, n_layers: int, n_heads: int) -> "Resolved":
@@ -73,7 +85,14 @@ class CaptureRequest:
         pairs = check_layers_heads([(l_, h) for l_ in layers for h in heads], n_layers, n_heads)
         context = range(n_layers) if self.context_layers is None else self.context_layers
         context_pairs = check_layers_heads([(l_, 0) for l_ in context], n_layers, n_heads)
-        return Resolved(frozenset(pairs), frozenset(layer for layer, _ in context_pairs))
+        hidden = list(range(n_layers) if self.hidden_layers is None else self.hidden_layers)
+        hidden += list(range(max(0, n_layers - self.hidden_last), n_layers))
+        hidden_pairs = check_layers_heads([(l_, 0) for l_ in hidden], n_layers, n_heads)
+        return Resolved(
+            frozenset(pairs),
+            frozenset(layer for layer, _ in context_pairs),
+            frozenset(layer for layer, _ in hidden_pairs),
+        )
 
 
 @dataclass(frozen=True)
@@ -82,10 +101,13 @@ class Resolved:
 
     colsum_heads: FrozenSet[Tuple[int, int]] = frozenset()
     context_layers: FrozenSet[int] = frozenset()
+    hidden_layers: FrozenSet[int] = frozenset()
 
     def __or__(self, other: "Resolved") -> "Resolved":
         return Resolved(
-            self.colsum_heads | other.colsum_heads, self.context_layers | other.context_layers
+            self.colsum_heads | other.colsum_heads,
+            self.context_layers | other.context_layers,
+            self.hidden_layers | other.hidden_layers,
         )
 
 
@@ -131,6 +153,7 @@ class _PassState:
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
     colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
+    hidden: Dict[int, torch.Tensor] = field(default_factory=dict)
 
 
 class AttentionCapture:
@@ -219,7 +242,7 @@ class AttentionCapture:
             hf_model.register_forward_hook(self._end_pass),
         ]
         colsum_layers = hooked_colsum_layers(hf_model, request)
-        if colsum_layers or request.context_layers:
+        if colsum_layers or request.context_layers or request.hidden_layers:
             family = check_capturable(hf_model, request)
             assert family is not None
             modules = family.layers(hf_model)
@@ -234,6 +257,8 @@ class AttentionCapture:
                 handles.append(
                     modules[layer].output.register_forward_pre_hook(self._hook_context(layer))
                 )
+            for layer in sorted(request.hidden_layers):
+                handles.append(modules[layer].block.register_forward_hook(self._hook_hidden(layer)))
         self._handles = handles
         self._installed_on = id(hf_model)
         self._installed_request = request
@@ -269,6 +294,13 @@ class AttentionCapture:
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
             self._state.context[layer] = args[0].detach()
+
+        return hook
+
+    def _hook_hidden(self, layer: int) -> Callable:
+        def hook(module: Any, args: Tuple, output: Any) -> None:
+            hidden = output[0] if isinstance(output, (tuple, list)) else output
+            self._state.hidden[layer] = hidden.detach()
 
         return hook
 
@@ -311,6 +343,13 @@ class AttentionCapture:
             output[CONTEXT] = tensors
             index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
             output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
+        if state.hidden:
+            layers = sorted(state.hidden)
+            tensors = tuple(state.hidden[layer] for layer in layers)
+            batch = tensors[0].shape[0]
+            output[HIDDEN] = tensors
+            index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
+            output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
 
 
 class _CapturingForward:
@@ -338,7 +377,11 @@ def hooked_colsum_layers(hf_model: Any, request: Resolved) -> List[int]:
 def check_capturable(hf_model: Any, request: Resolved) -> Optional[Family]:
     """The family of ``hf_model`` when ``request`` needs hooks on its attention layers
     (None when it needs none); raises E003 when the hooks cannot capture this model."""
-    if not hooked_colsum_layers(hf_model, request) and not request.context_layers:
+    if (
+        not hooked_colsum_layers(hf_model, request)
+        and not request.context_layers
+        and not request.hidden_layers
+    ):
         return None
     family = get_family(hf_model)
     if family is None:

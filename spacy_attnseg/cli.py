@@ -3,9 +3,11 @@
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, TextIO, cast
+from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, cast
 
 import typer
+
+from .errors import Errors
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -86,6 +88,78 @@ def segment_cli(
                 else []
             )
             typer.echo(json.dumps({"text": doc.text, "sents": sents}, ensure_ascii=False))
+
+
+def _progress(iterable: Iterable[Any], *, quiet: bool, unit: str = "doc") -> Iterable[Any]:
+    """A progress bar with docs/s on stderr, shown when stderr is a terminal."""
+    from tqdm import tqdm
+
+    disable = quiet or not sys.stderr.isatty()
+    return cast(Iterable[Any], tqdm(iterable, unit=unit, disable=disable, file=sys.stderr))
+
+
+@app.command("chunk")
+def chunk_cli(
+    input: str = typer.Argument(
+        ..., help='JSON lines with a "text" field (or a .txt file), - for standard input.'
+    ),
+    max_tokens: int = typer.Option(
+        256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
+    ),
+    min_sents: int = typer.Option(3, "--min-sents", help="Fewest sentences in a chunk."),
+    max_sents: int = typer.Option(0, "--max-sents", help="Most sentences (0: no limit)."),
+    n_segments: int = typer.Option(0, "--segments", help="Chunks per document (0: auto)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Cut documents into topic chunks for retrieval, from the transformer's own pass.
+
+    Writes one JSON line per chunk: {"doc", "chunk", "text", "start", "end", "n_tokens",
+    "n_sents", "score"}: character offsets into the document's text, the chunk's size in
+    model wordpieces, and the depth score of the topic change that starts it (1.0 for a
+    document's first chunk, 0.0 where only the size limit cut). Joined in order, the
+    chunks' texts give the input text back.
+    """
+    from .components.segmenter import AttnSegmenter
+    from .loading import load_pipeline
+
+    overrides = {
+        "components.attn_segmenter.max_tokens": max_tokens,
+        "components.attn_segmenter.min_sents": min_sents,
+        "components.attn_segmenter.max_sents": max_sents,
+        "components.attn_segmenter.n_segments": n_segments,
+    }
+    nlp = load_pipeline(model, overrides=overrides)
+    if "attn_segmenter" not in nlp.pipe_names:
+        raise typer.BadParameter(Errors.E016.format(pipe_names=nlp.pipe_names))
+    segmenter = cast(AttnSegmenter, nlp.get_pipe("attn_segmenter"))
+    key = segmenter.cfg["spans_key"] or "attn_segments"
+    handle = _open_input(input)
+    with handle:
+        if input.endswith(".txt"):
+            texts: Iterable[str] = [handle.read()]
+        else:
+            texts = _read_jsonl(handle)
+        docs = nlp.pipe(texts, batch_size=batch_size)
+        for number, doc in enumerate(_progress(docs, quiet=quiet)):
+            group = doc.spans.get(key)
+            spans = list(group) if group is not None else []
+            scores = group.attrs.get("scores", []) if group is not None else []
+            sizes = segmenter.token_sizes(doc)
+            for i, (span, score) in enumerate(zip(spans, scores, strict=True)):
+                end_char = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
+                record = {
+                    "doc": number,
+                    "chunk": i,
+                    "text": doc.text[span.start_char : end_char],
+                    "start": span.start_char,
+                    "end": end_char,
+                    "n_tokens": int(sizes[span.start : span.end].sum()),
+                    "n_sents": sum(1 for t in span if t.is_sent_start) or 1,
+                    "score": score,
+                }
+                typer.echo(json.dumps(record, ensure_ascii=False))
 
 
 @app.command("pairs")

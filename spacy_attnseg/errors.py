@@ -63,6 +63,15 @@ class Errors:
         "[E014] Cannot read the model '{path}': it is neither a spaCy pipeline directory "
         "(with meta.json) nor a config file (.cfg)."
     )
+    E015 = (
+        "[E015] Invalid `{key}` {value}: it must be a whole number of at least 0 "
+        "(`segment_window` and `min_sents` at least 1)."
+    )
+    E016 = (
+        "[E016] The pipeline has no 'attn_segmenter' (pipeline: {pipe_names}), which makes "
+        "the topic segments: add one after the transformer, or leave out --model to use "
+        "the embedded pipeline."
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "

@@ -19,6 +19,7 @@ class AttentionModules:
     query: torch.nn.Module
     key: torch.nn.Module
     output: torch.nn.Module
+    block: torch.nn.Module  # the whole transformer layer; its output is the hidden state
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ def _bert_like(model: Any) -> List[AttentionModules]:
             query=layer.attention.self.query,
             key=layer.attention.self.key,
             output=layer.attention.output.dense,
+            block=layer,
         )
         for layer in model.encoder.layer
     ]
@@ -46,6 +48,7 @@ def _distilbert(model: Any) -> List[AttentionModules]:
             query=layer.attention.q_lin,
             key=layer.attention.k_lin,
             output=layer.attention.out_lin,
+            block=layer,
         )
         for layer in model.transformer.layer
     ]

@@ -82,3 +82,16 @@ def wordpiece_tokens(align: Ragged, n_windows: int, length: int) -> numpy.ndarra
     tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
     out[rows[::-1]] = tokens[::-1]
     return out.reshape((n_windows, length))
+
+
+def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> numpy.ndarray:
+    """How many wordpieces each token has (counted in the first window that holds it;
+    0 for tokens without wordpieces)."""
+    out = numpy.zeros(n_tokens, dtype="int64")
+    rows, seg_lengths, seg_tokens = _segments(align, length)
+    if len(rows) == 0:
+        return out
+    first = numpy.ones(len(seg_tokens), dtype=bool)
+    first[1:] = seg_tokens[1:] != seg_tokens[:-1]
+    out[seg_tokens[first]] = seg_lengths[first]
+    return out

@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.training import Example
 
 import spacy_attnseg
-from spacy_attnseg.capture import CONTEXT, COLSUMS
+from spacy_attnseg.capture import COLSUMS, CONTEXT
 
 COMPONENTS = ("attn_segmenter", "attn_senter", "attn_head_pairs")
 TEXTS = [

@@ -129,20 +129,20 @@ def test_queries_and_anchors(analysed: Doc) -> None:
 
 
 def test_segments_cover_the_doc(analysed: Doc) -> None:
-    group = list(analysed.spans["attn_segments"])
+    group = list(analysed.spans["fig5_segments"])
     assert len(group) >= 1
     assert group[0].start == 0 and group[-1].end == len(analysed)
     for left, right in zip(group[:-1], group[1:], strict=True):
         assert left.end == right.start
-    scores = analysed.spans["attn_segments"].attrs["scores"]
+    scores = analysed.spans["fig5_segments"].attrs["scores"]
     assert len(scores) == len(group) and all(0.0 <= s <= 1.0 for s in scores)
 
 
 def same(a: Doc, b: Doc) -> None:
     assert a._.head_pairs == b._.head_pairs
     assert [x.to_dict() for x in a._.head_anchors] == [x.to_dict() for x in b._.head_anchors]
-    assert [(s.start, s.end) for s in a.spans["attn_segments"]] == [
-        (s.start, s.end) for s in b.spans["attn_segments"]
+    assert [(s.start, s.end) for s in a.spans["fig5_segments"]] == [
+        (s.start, s.end) for s in b.spans["fig5_segments"]
     ]
 
 
@@ -179,7 +179,7 @@ def test_empty_and_whitespace_docs(pairs_nlp: Any) -> None:
     for text in ("", "   \n "):
         doc = pairs_nlp(text)
         assert len(doc._.head_pairs) == 0
-        assert [(s.start, s.end) for s in doc.spans["attn_segments"]] == (
+        assert [(s.start, s.end) for s in doc.spans["fig5_segments"]] == (
             [(0, len(doc))] if len(doc) else []
         )
 

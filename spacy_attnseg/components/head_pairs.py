@@ -45,7 +45,7 @@ from .base import AttentionPipe, find_transformer
         "heads": [],
         "threshold": 0.3,
         "include_special": False,
-        "spans_key": "attn_segments",
+        "spans_key": "fig5_segments",
         "merge_threshold": 0.75,
     },
 )
@@ -97,7 +97,7 @@ class AttnHeadPairs(AttentionPipe):
         heads: Sequence[int] = (),
         threshold: float = 0.3,
         include_special: bool = False,
-        spans_key: str = "attn_segments",
+        spans_key: str = "fig5_segments",
         merge_threshold: float = 0.75,
     ) -> None:
         pairs_module.install_extensions()

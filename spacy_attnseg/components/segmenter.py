@@ -1,15 +1,20 @@
 """The ``attn_segmenter`` factory and component: sentence boundaries from attention."""
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
-from spacy.tokens import Doc, Token
+from spacy.tokens import Doc, Span, Token
 from spacy.training import Example, validate_get_examples
+from thinc.api import to_numpy
 
+from .. import topics
 from ..capture import (
     COLSUM_HEADS,
     COLSUMS,
+    HIDDEN,
+    HIDDEN_LAYERS,
     CaptureRequest,
     check_capturable,
     check_layers_heads,
@@ -26,10 +31,11 @@ from ..sentences import (
     normalised_window_scores,
     validate_candidates,
 )
-from ..windows import token_values
+from ..windows import token_values, token_wordpiece_counts
 from .base import AttentionPipe, find_transformer
 
 PAPER = "paper"
+SPANS_KEY = "attn_segments"
 
 
 def install_extensions() -> None:
@@ -48,7 +54,7 @@ def _token_separator_score(token: Token) -> Optional[float]:
 @Language.factory(
     "attn_segmenter",
     requires=["doc._.trf_data"],
-    assigns=["token.is_sent_start", "doc.sents", "doc._.separator_scores"],
+    assigns=["token.is_sent_start", "doc.sents", "doc._.separator_scores", "doc.spans"],
     default_config={
         "transformer": "transformer",
         "layers": [-1],
@@ -58,6 +64,14 @@ def _token_separator_score(token: Token) -> Optional[float]:
         "preset": "",
         "paragraph_breaks": True,
         "overwrite": False,
+        "spans_key": SPANS_KEY,
+        "segment_layers": 4,
+        "segment_window": 2,
+        "segment_cutoff": 0.5,
+        "min_sents": 3,
+        "max_sents": 0,
+        "max_tokens": 0,
+        "n_segments": 0,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
     },
     default_score_weights={"sents_f": 1.0, "sents_p": 0.0, "sents_r": 0.0},
@@ -73,6 +87,14 @@ def make_attn_segmenter(
     preset: str,
     paragraph_breaks: bool,
     overwrite: bool,
+    spans_key: str,
+    segment_layers: int,
+    segment_window: int,
+    segment_cutoff: float,
+    min_sents: int,
+    max_sents: int,
+    max_tokens: int,
+    n_segments: int,
     scorer: Optional[Callable],
 ) -> "AttnSegmenter":
     """Set sentence boundaries where the transformer's attention forms columns.
@@ -88,6 +110,20 @@ def make_attn_segmenter(
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
         whatever the attention says.
     overwrite (bool): replace sentence boundaries already set by earlier components.
+    spans_key (str): ``doc.spans`` key of the semantic (topic) segments, "" for none.
+        Segments are runs of the Doc's sentences (whichever component set them), found
+        from the hidden states of the same pass (``spacy_attnseg.topics``); each span
+        group's ``attrs["scores"]`` holds the depth score of every segment's start.
+    segment_layers (int): how many of the last layers' hidden states make the sentence
+        vectors.
+    segment_window (int): sentences on each side of a gap compared.
+    segment_cutoff (float): a gap is a boundary when its depth exceeds the mean minus
+        this many standard deviations of the document's valley depths.
+    min_sents (int): fewest sentences in a segment (except a document shorter than that).
+    max_sents (int): most sentences in a segment (0: no limit).
+    max_tokens (int): most model wordpieces in a segment (0: no limit); a single
+        sentence longer than that is cut between tokens.
+    n_segments (int): the number of segments wanted (0: decided by ``segment_cutoff``).
     """
     return AttnSegmenter(
         nlp,
@@ -100,8 +136,26 @@ def make_attn_segmenter(
         preset=preset,
         paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
+        spans_key=spans_key,
+        segment_layers=segment_layers,
+        segment_window=segment_window,
+        segment_cutoff=segment_cutoff,
+        min_sents=min_sents,
+        max_sents=max_sents,
+        max_tokens=max_tokens,
+        n_segments=n_segments,
         scorer=scorer,
     )
+
+
+@dataclass
+class Decisions:
+    """What ``predict`` decides for one Doc and ``set_annotations`` writes: separator
+    scores, sentence starts (after the ``overwrite`` rule) and topic segments."""
+
+    scores: numpy.ndarray
+    starts: numpy.ndarray
+    segments: List[Tuple[int, int, float]] = field(default_factory=list)
 
 
 class AttnSegmenter(AttentionPipe):
@@ -125,9 +179,27 @@ class AttnSegmenter(AttentionPipe):
         preset: str = "",
         paragraph_breaks: bool = True,
         overwrite: bool = False,
+        spans_key: str = SPANS_KEY,
+        segment_layers: int = 4,
+        segment_window: int = 2,
+        segment_cutoff: float = 0.5,
+        min_sents: int = 3,
+        max_sents: int = 0,
+        max_tokens: int = 0,
+        n_segments: int = 0,
         scorer: Optional[Callable] = None,
     ) -> None:
         install_extensions()
+        for key, value in (
+            ("segment_layers", segment_layers),
+            ("segment_window", segment_window),
+            ("min_sents", min_sents),
+            ("max_sents", max_sents),
+            ("max_tokens", max_tokens),
+            ("n_segments", n_segments),
+        ):
+            if value < 0 or (key in ("segment_window", "min_sents") and value < 1):
+                raise ValueError(Errors.E015.format(key=key, value=value))
         self.name = name
         self.vocab = nlp.vocab
         self.scorer = scorer
@@ -144,6 +216,14 @@ class AttnSegmenter(AttentionPipe):
             "preset": preset,
             "paragraph_breaks": bool(paragraph_breaks),
             "overwrite": overwrite,
+            "spans_key": spans_key,
+            "segment_layers": int(segment_layers),
+            "segment_window": int(segment_window),
+            "segment_cutoff": float(segment_cutoff),
+            "min_sents": int(min_sents),
+            "max_sents": int(max_sents),
+            "max_tokens": int(max_tokens),
+            "n_segments": int(n_segments),
         }
         self.config_cfg = dict(self.cfg)
         self._trf = find_transformer(nlp, transformer, name)
@@ -187,7 +267,12 @@ class AttnSegmenter(AttentionPipe):
         return n_layers_heads(model.transformer)
 
     def capture_request(self) -> CaptureRequest:
-        return CaptureRequest(colsum_layers=tuple(self.layers), colsum_heads=tuple(self.heads))
+        segments = bool(self.cfg.get("spans_key"))
+        return CaptureRequest(
+            colsum_layers=tuple(self.layers),
+            colsum_heads=tuple(self.heads),
+            hidden_last=int(self.cfg.get("segment_layers", 4)) if segments else 0,
+        )
 
     def install_capture(self) -> None:
         """Register what this component reads with the transformer's capture hooks.
@@ -203,14 +288,86 @@ class AttnSegmenter(AttentionPipe):
 
     # -- processing -------------------------------------------------------------------
 
-    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, the separator score of every token (0 where it may not be one)."""
+    def predict(self, docs: Iterable[Doc]) -> List[Decisions]:
+        """Per Doc, what ``set_annotations`` writes: the separator score of every token
+        (0 where it may not be one), the sentence starts, and the topic segments."""
         install_extensions()
         docs = list(docs)
-        if not any(len(doc) for doc in docs):
-            return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        heads = self.selected_heads()
-        return [self.token_scores(doc, heads) for doc in docs]
+        heads = self.selected_heads() if any(len(doc) for doc in docs) else []
+        out = []
+        for doc in docs:
+            scores = self.token_scores(doc, heads)
+            decided = decide_starts(
+                doc, scores, self.threshold, paragraph_breaks=self.paragraph_breaks
+            )
+            starts = numpy.array(
+                [
+                    bool(start)
+                    if self.cfg["overwrite"] or token.is_sent_start is None
+                    else bool(token.is_sent_start) or token.i == 0
+                    for token, start in zip(doc, decided, strict=True)
+                ],
+                dtype=bool,
+            )
+            segments = self.topic_segments(doc, starts) if self.cfg.get("spans_key") else []
+            out.append(Decisions(scores, starts, segments))
+        return out
+
+    def token_sizes(self, doc: Doc) -> numpy.ndarray:
+        """Model wordpieces per token of an annotated ``doc`` (0 without wordpieces)."""
+        trf_data = getattr(doc._, "trf_data", None)
+        if trf_data is None or trf_data.wordpieces.input_ids.size == 0:
+            return numpy.zeros(len(doc), dtype="int64")
+        length = int(trf_data.wordpieces.input_ids.shape[1])
+        return token_wordpiece_counts(trf_data.align, length, len(doc))
+
+    def topic_segments(self, doc: Doc, starts: numpy.ndarray) -> List[Tuple[int, int, float]]:
+        """Topic segments ``(start, end, score)`` in tokens over the sentences ``starts``
+        (``spacy_attnseg.topics``); the captured hidden states are released after."""
+        if len(doc) == 0:
+            return []
+        trf_data = doc._.trf_data
+        output = trf_data.model_output
+        sent_starts = numpy.flatnonzero(starts)
+        n_sents = len(sent_starts)
+        cfg = self.cfg
+        if HIDDEN not in output or trf_data.wordpieces.input_ids.size == 0:
+            if trf_data.wordpieces.input_ids.size and HIDDEN not in output:
+                raise ValueError(Errors.E006.format(component=self.name))
+            return [(0, len(doc), 1.0)]
+        hidden = [to_numpy(h) for h in output[HIDDEN]]
+        self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+        align = trf_data.align
+        rows = numpy.asarray(align.dataXd, dtype="int64")
+        tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
+        sentence_of_token = numpy.searchsorted(sent_starts, numpy.arange(len(doc)), "right") - 1
+        vectors = topics.sentence_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
+        token_sizes = self.token_sizes(doc)
+        sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
+        seg_starts, seg_scores = topics.segment(
+            vectors,
+            window=cfg["segment_window"],
+            cutoff=cfg["segment_cutoff"],
+            min_sents=cfg["min_sents"],
+            max_sents=cfg["max_sents"],
+            max_tokens=cfg["max_tokens"],
+            n_segments=cfg["n_segments"],
+            sent_sizes=sent_sizes,
+        )
+        token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
+        segments: List[Tuple[int, int, float]] = []
+        for (start, end), score in zip(
+            zip(token_bounds[:-1], token_bounds[1:], strict=True), seg_scores, strict=True
+        ):
+            cuts = [start]
+            if cfg["max_tokens"] and token_sizes[start:end].sum() > cfg["max_tokens"]:
+                cuts += [
+                    start + c
+                    for c in topics.split_tokens(token_sizes[start:end], cfg["max_tokens"])
+                ]
+            for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
+                segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
+        return segments
 
     def token_scores(self, doc: Doc, heads: Sequence[tuple]) -> numpy.ndarray:
         """Normalised separator scores of the tokens of ``doc`` from the chosen heads."""
@@ -255,21 +412,23 @@ class AttnSegmenter(AttentionPipe):
             return rows[0] if len(rows) == 1 else _concat(rows)
         raise ValueError(Errors.E006.format(component=self.name))
 
-    def set_annotations(self, docs: Iterable[Doc], scores: Sequence[numpy.ndarray]) -> None:
-        """Mark separators (score >= threshold) and start a sentence after each run (and
-        after each blank line, with ``paragraph_breaks``)."""
+    def set_annotations(self, docs: Iterable[Doc], decisions: Sequence[Decisions]) -> None:
+        """Write what ``predict`` decided: separator scores, sentence starts (only where
+        unset unless ``overwrite``) and, with ``spans_key``, the topic segments."""
         install_extensions()
-        threshold = self.threshold
-        overwrite = self.cfg["overwrite"]
-        paragraph_breaks = self.paragraph_breaks
-        for doc, doc_scores in zip(docs, scores, strict=True):
-            doc._.separator_scores = [round(float(s), 6) for s in doc_scores]
+        key = self.cfg.get("spans_key")
+        for doc, decided in zip(docs, decisions, strict=True):
+            doc._.separator_scores = [round(float(s), 6) for s in decided.scores]
             if len(doc) == 0:
+                if key:
+                    doc.spans[key] = []
+                    doc.spans[key].attrs["scores"] = []
                 continue
-            starts = decide_starts(doc, doc_scores, threshold, paragraph_breaks=paragraph_breaks)
-            for token, start in zip(doc, starts, strict=True):
-                if overwrite or token.is_sent_start is None:
-                    token.is_sent_start = bool(start)
+            for token, start in zip(doc, decided.starts, strict=True):
+                token.is_sent_start = bool(start)
+            if key:
+                doc.spans[key] = [Span(doc, a, b) for a, b, _ in decided.segments]
+                doc.spans[key].attrs["scores"] = [score for _, _, score in decided.segments]
 
     # -- initialization and calibration -------------------------------------------------
 

@@ -1,0 +1,46 @@
+"""A topic-segmentation set built from the repository's data: documents that concatenate
+3-11-sentence pieces of unrelated texts, with no paragraph breaks.
+
+Texts are the WikiText-2 articles of one half (each article one text) and the UD EWT
+documents of one part with at least three sentences. A document takes ``n_pieces``
+different texts; from each a run of 3-11 consecutive sentences (fewer if the text is
+shorter). The pieces are joined by single spaces.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import List, Sequence
+
+
+@dataclass
+class TopicDocument:
+    """A document's text and the character offsets where its reference segments start
+    (0 first)."""
+
+    text: str
+    starts: List[int]
+
+
+def build(
+    texts: Sequence[Sequence[str]], *, n_docs: int, n_pieces: int = 10, seed: int = 0
+) -> List[TopicDocument]:
+    """``n_docs`` documents of ``n_pieces`` pieces from the sentence lists ``texts``."""
+    rng = random.Random(seed)
+    usable = [list(t) for t in texts if len(t) >= 3]
+    docs = []
+    for _ in range(n_docs):
+        parts: List[str] = []
+        starts: List[int] = []
+        offset = 0
+        for index in rng.sample(range(len(usable)), n_pieces):
+            sentences = usable[index]
+            n = min(len(sentences), rng.randint(3, 11))
+            first = rng.randint(0, len(sentences) - n)
+            piece = " ".join(s.strip() for s in sentences[first : first + n])
+            starts.append(offset)
+            parts.append(piece)
+            offset += len(piece) + 1
+        docs.append(TopicDocument(" ".join(parts), starts))
+    return docs

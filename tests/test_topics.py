@@ -1,0 +1,179 @@
+"""Topic segments (spacy_attnseg.topics and attn_segmenter's ``doc.spans``), checked
+against direct computations, and the ``chunk`` command."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List
+
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from test_cli import run_cli
+
+from spacy_attnseg import topics
+from spacy_attnseg.capture import HIDDEN
+
+floats = st.floats(-1, 1, allow_nan=False, width=32)
+
+
+def naive_depth(s: numpy.ndarray) -> numpy.ndarray:
+    out = numpy.zeros(len(s))
+    for g in range(len(s)):
+        left = s[g]
+        for value in s[g::-1]:
+            if value >= left:
+                left = value
+            else:
+                break
+        right = s[g]
+        for value in s[g:]:
+            if value >= right:
+                right = value
+            else:
+                break
+        out[g] = left + right - 2 * s[g]
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(arrays(numpy.float64, st.integers(0, 40), elements=floats))
+def test_depth_scores_equal_the_climbing_definition(sims: numpy.ndarray) -> None:
+    assert numpy.allclose(topics.depth_scores(sims), naive_depth(sims))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(2, 25), st.just(3)), elements=floats),
+    st.integers(1, 4),
+)
+def test_gap_similarities_equal_block_cosines(vectors: numpy.ndarray, window: int) -> None:
+    got = topics.gap_similarities(vectors, window)
+    for gap in range(1, len(vectors)):
+        left = vectors[max(0, gap - window) : gap].mean(axis=0)
+        right = vectors[gap : gap + window].mean(axis=0)
+        norm = numpy.linalg.norm(left) * numpy.linalg.norm(right)
+        expected = float(left @ right / max(norm, 1e-12))
+        assert got[gap - 1] == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 40), st.just(4)), elements=floats),
+    st.integers(1, 5),
+    st.integers(0, 8),
+    st.integers(0, 60),
+    st.lists(st.integers(0, 30), min_size=40, max_size=40),
+)
+def test_segments_respect_their_limits(
+    vectors: numpy.ndarray, min_sents: int, max_sents: int, max_tokens: int, sizes: List[int]
+) -> None:
+    sent_sizes = numpy.array(sizes[: len(vectors)])
+    starts, scores = topics.segment(
+        vectors,
+        window=2,
+        cutoff=0.5,
+        min_sents=min_sents,
+        max_sents=max_sents,
+        max_tokens=max_tokens,
+        sent_sizes=sent_sizes,
+    )
+    assert starts[0] == 0 and starts == sorted(set(starts)) and len(scores) == len(starts)
+    bounds = starts + [len(vectors)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        if b - a > 1:
+            assert max_sents == 0 or b - a <= max_sents
+            assert max_tokens == 0 or sent_sizes[a:b].sum() <= max_tokens
+
+
+def test_choose_boundaries_with_a_target_count() -> None:
+    sims = numpy.array([0.9, 0.1, 0.9, 0.9, 0.2, 0.9, 0.9, 0.9, 0.5, 0.9])
+    depth = topics.depth_scores(sims)
+    assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=1, n_segments=3) == [2, 5]
+    # gaps closer than min_sents to a chosen one or to the ends are dropped
+    assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=3, n_segments=3) == [5, 8]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=50), st.integers(1, 30))
+def test_split_tokens(sizes: List[int], max_tokens: int) -> None:
+    cuts = topics.split_tokens(numpy.array(sizes, dtype="int64"), max_tokens)
+    bounds = [0] + cuts + [len(sizes)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        assert b > a
+        # a piece over the cap is one token with wordpieces (and whitespace before it)
+        assert sum(sizes[a:b]) <= max_tokens or sum(1 for x in sizes[a:b] if x) == 1
+
+
+# -- the component on the embedded MiniLM ---------------------------------------------
+
+PIECES = [
+    "The committee approved the new budget for the city library. Funding for books rose by "
+    "ten percent. The library will also open on Sundays. Staff said readers had asked for "
+    "longer hours.",
+    "My cat refuses to eat dry food. She waits by the fridge every morning. The vet says "
+    "she is healthy but spoiled. We bought a new bowl yesterday.",
+    "The volcano erupted twice last week. Ash clouds closed the airport for two days. "
+    "Scientists expect more activity this month. Villages near the crater were evacuated.",
+]
+
+
+def test_segments_cover_the_doc_and_use_the_captured_hidden_states(minilm_nlp: Any) -> None:
+    doc = minilm_nlp(" ".join(PIECES))
+    segments = list(doc.spans["attn_segments"])
+    assert segments[0].start == 0 and segments[-1].end == len(doc)
+    assert all(a.end == b.start for a, b in zip(segments[:-1], segments[1:], strict=True))
+    assert len(doc.spans["attn_segments"].attrs["scores"]) == len(segments)
+    assert HIDDEN not in doc._.trf_data.model_output  # released after its last reader
+
+
+def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
+    """The hooks' hidden states equal ``output_hidden_states`` of the same model."""
+    from spacy_attnseg import load_pipeline
+
+    reference = load_pipeline(
+        overrides={
+            "components.transformer.model.transformer_config": {"output_hidden_states": True}
+        }
+    )
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    capture = segmenter.capture
+    capture.request("test_topics", type(segmenter.capture_request())(hidden_layers=None))
+    try:
+        doc = minilm_nlp.get_pipe("transformer")(minilm_nlp.make_doc(" ".join(PIECES)))
+    finally:
+        capture.withdraw("test_topics")
+    ref = reference.get_pipe("transformer")(reference.make_doc(" ".join(PIECES)))
+    got = doc._.trf_data.model_output[HIDDEN]
+    want = ref._.trf_data.model_output["hidden_states"]
+    assert len(got) == 6
+    for layer in range(6):
+        assert numpy.allclose(numpy.asarray(got[layer]), numpy.asarray(want[layer + 1]), atol=1e-5)
+
+
+def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
+    from spacy_attnseg import load_pipeline
+
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 24})
+    doc = nlp(" ".join(PIECES) + " " + "word " * 60)
+    sizes = nlp.get_pipe("attn_segmenter").token_sizes(doc)
+    for span in doc.spans["attn_segments"]:
+        assert sizes[span.start : span.end].sum() <= 24 or len(span) == 1
+
+
+def test_chunk_cli(tmp_path: Any) -> None:
+    texts = [" ".join(PIECES), "", "One short text."]
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf8")
+    result = run_cli(["chunk", str(path), "--max-tokens", "40", "--min-sents", "1", "-q"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    for number, text in enumerate(texts):
+        chunks = [r for r in records if r["doc"] == number]
+        assert "".join(r["text"] for r in chunks) == text
+        for r in chunks:
+            assert text[r["start"] : r["end"]] == r["text"]
+            assert r["n_tokens"] <= 40 or r["n_sents"] == 1
+    assert len([r for r in records if r["doc"] == 0]) >= 3
