@@ -17,9 +17,13 @@ import os
 # matrix products are tiny, so one BLAS thread is much faster (set before NumPy loads).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+import sys
 from pathlib import Path  # noqa: E402
 
 import typer  # noqa: E402
+
+# the reproduction kit (paper/) is not installed: import it from the checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 DEFAULT_CONFIG = "configs/minilm.cfg"
 CONFIG_HELP = "Pipeline directory or .cfg with a spacy-transformers transformer component."

@@ -30,7 +30,10 @@ EWT_TEST = ROOT / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
 
 MODES: Dict[str, Dict[str, Any]] = {
     "transformer": {"help": "transformer alone (default sdpa attention)"},
-    "segmenter": {"help": "transformer + attn_segmenter (hooks on the chosen heads)"},
+    "segmenter": {
+        "help": "transformer + attn_segmenter: sentences and topic segments (the default)"
+    },
+    "sentences": {"help": "transformer + attn_segmenter without topic segments (spans_key '')"},
     "attentions": {
         "help": "transformer with output_attentions on every layer (eager) + attn_segmenter"
     },
@@ -55,6 +58,8 @@ def build(mode: str) -> Any:
     trim = mode.endswith(TRIM_SUFFIX)
     mode = mode.removesuffix(TRIM_SUFFIX)
     overrides: Dict[str, Any] = {}
+    if mode == "sentences":
+        overrides["components.attn_segmenter.spans_key"] = ""
     if mode == "attentions":
         overrides["components.transformer.model.transformer_config"] = {
             "output_attentions": True,
@@ -82,7 +87,7 @@ def cycle(align: int = 0) -> List[str]:
     """The UD EWT test documents (316). With ``align`` (a batch size), padded with the
     first documents to a multiple of it (316 + 4 = 320 for 16), so that when the cycle
     is repeated every batch of a long run is one that a shorter run also processes."""
-    from paper.evaluation import read_conllu_documents
+    from spacy_attnseg.gold import read_conllu_documents
 
     docs = [doc.text for doc in read_conllu_documents(EWT_TEST)]
     if align:

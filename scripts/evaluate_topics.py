@@ -142,8 +142,13 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--n-synthetic", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--set", action="append", dest="override", default=[],
-                        help="attn_segmenter setting, e.g. --set segment_cutoff=0.5")
+    parser.add_argument(
+        "--set",
+        action="append",
+        dest="override",
+        default=[],
+        help="attn_segmenter setting, e.g. --set segment_cutoff=0.5",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -168,14 +173,22 @@ def main(argv: Any = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2), encoding="utf8")
-    lines = [f"# Topic segments ({args.half} half; Pk and WindowDiff in tokens, lower is better)", ""]
+    title = f"# Topic segments ({args.half} half; Pk and WindowDiff in tokens, lower is better)"
+    lines = [title, ""]
     for name, table in results.items():
-        lines += [f"## {name} (reference: {table['reference_segments_per_doc']} segments/doc)", "",
-                  "| system | Pk | WindowDiff | segments/doc | docs/s |", "|---|---:|---:|---:|---:|"]
+        reference = table["reference_segments_per_doc"]
+        lines += [
+            f"## {name} (reference: {reference} segments/doc)",
+            "",
+            "| system | Pk | WindowDiff | segments/doc | docs/s |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for system, row in table.items():
             if isinstance(row, dict):
-                lines.append(f"| {system} | {row['pk']:.3f} | {row['wd']:.3f} | "
-                             f"{row['segments_per_doc']} | {row.get('docs_per_s', '')} |")
+                lines.append(
+                    f"| {system} | {row['pk']:.3f} | {row['wd']:.3f} | "
+                    f"{row['segments_per_doc']} | {row.get('docs_per_s', '')} |"
+                )
         lines.append("")
     args.out.with_suffix(".md").write_text("\n".join(lines), encoding="utf8")
     print("\n".join(lines))

@@ -7,9 +7,13 @@ Reads the JSON files of ``scripts/analyze_corpus.py`` (missing ones leave their 
 ``claims.json`` beside the metrics.
 """
 
+import sys
 from pathlib import Path
 
 import typer
+
+# the reproduction kit (paper/) is not installed: import it from the checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 app = typer.Typer(add_completion=False)
 

@@ -242,9 +242,10 @@ class AttentionCapture:
             hf_model.register_forward_hook(self._end_pass),
         ]
         colsum_layers = hooked_colsum_layers(hf_model, request)
-        if colsum_layers or request.context_layers or request.hidden_layers:
-            family = check_capturable(hf_model, request)
-            assert family is not None
+        # Hidden states are optional: a family the hooks do not know is still read
+        # through its ``last_hidden_state`` (see ``components.segmenter``).
+        family = check_capturable(hf_model, request) or get_family(hf_model)
+        if family is not None:
             modules = family.layers(hf_model)
             for layer in colsum_layers:
                 handles.append(
@@ -377,11 +378,7 @@ def hooked_colsum_layers(hf_model: Any, request: Resolved) -> List[int]:
 def check_capturable(hf_model: Any, request: Resolved) -> Optional[Family]:
     """The family of ``hf_model`` when ``request`` needs hooks on its attention layers
     (None when it needs none); raises E003 when the hooks cannot capture this model."""
-    if (
-        not hooked_colsum_layers(hf_model, request)
-        and not request.context_layers
-        and not request.hidden_layers
-    ):
+    if not hooked_colsum_layers(hf_model, request) and not request.context_layers:
         return None
     family = get_family(hf_model)
     if family is None:

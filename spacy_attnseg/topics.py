@@ -36,12 +36,18 @@ def sentence_vectors(
     RETURNS: ``(n_sents, n_layers * width)`` float32.
     """
     parts = []
+    row_sentence = numpy.asarray(row_sentence, dtype="int64")
+    order = numpy.argsort(row_sentence, kind="stable")  # (already sorted for a Doc's rows)
+    rows, row_sentence = numpy.asarray(rows)[order], row_sentence[order]
     counts = numpy.bincount(row_sentence, minlength=n_sents).astype("float32")
+    present = numpy.flatnonzero(counts)
+    offsets = numpy.concatenate([[0], numpy.cumsum(counts[present])[:-1]]).astype("int64")
     for hidden in hidden_layers:
         flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
-        sums = numpy.zeros((n_sents, flat.shape[1]), dtype="float32")
-        numpy.add.at(sums, row_sentence, flat[rows])
-        vectors = sums / numpy.maximum(counts, 1.0)[:, None]
+        vectors = numpy.zeros((n_sents, flat.shape[1]), dtype="float32")
+        if len(rows):
+            sums = numpy.add.reduceat(flat[rows], offsets, axis=0)
+            vectors[present] = sums / counts[present][:, None]
         vectors -= vectors.mean(axis=0, keepdims=True)
         norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
         parts.append(vectors / numpy.maximum(norms, 1e-12))

@@ -321,14 +321,14 @@ def test_blank_lines_end_sentences(fresh_nlp: Any) -> None:
     ]
     assert [s.text_with_ws for s in fresh_nlp(text).sents] == expected_sents
     doc = fresh_nlp.get_pipe("transformer")(fresh_nlp.make_doc(text))
-    scores = segmenter.predict([doc])
-    separators = scores[0] >= segmenter.threshold
-    attention_only = [int(i) for i in numpy.flatnonzero(sentence_starts(doc, separators))]
     segmenter.cfg["paragraph_breaks"] = False
     try:
-        segmenter.set_annotations([doc], scores)
+        decisions = segmenter.predict([doc])
     finally:
         segmenter.cfg["paragraph_breaks"] = True
+    separators = decisions[0].scores >= segmenter.threshold
+    attention_only = [int(i) for i in numpy.flatnonzero(sentence_starts(doc, separators))]
+    segmenter.set_annotations([doc], decisions)
     assert starts(doc) == attention_only
     # without the rule the headings run into the next sentence
     assert [doc[i].text for i in attention_only] == ["Opening", "It", "Prices"]

@@ -331,12 +331,21 @@ class AttnSegmenter(AttentionPipe):
         sent_starts = numpy.flatnonzero(starts)
         n_sents = len(sent_starts)
         cfg = self.cfg
-        if HIDDEN not in output or trf_data.wordpieces.input_ids.size == 0:
-            if trf_data.wordpieces.input_ids.size and HIDDEN not in output:
-                raise ValueError(Errors.E006.format(component=self.name))
+        if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
-        hidden = [to_numpy(h) for h in output[HIDDEN]]
-        self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+        if HIDDEN in output:
+            hidden = [to_numpy(h) for h in output[HIDDEN]]
+            self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+        elif cfg["spans_key"] in doc.spans:
+            # processed before: the captured states were released after that run
+            group = doc.spans[cfg["spans_key"]]
+            return [
+                (span.start, span.end, float(score))
+                for span, score in zip(group, group.attrs.get("scores", []), strict=True)
+            ]
+        else:
+            # a model family the hooks do not know: its own last hidden state
+            hidden = [to_numpy(output.last_hidden_state)]
         align = trf_data.align
         rows = numpy.asarray(align.dataXd, dtype="int64")
         tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
