@@ -81,7 +81,7 @@ class CalibrationResult:
             "per_head_f": numpy.round(self.per_head * 100, 2).tolist(),
             "per_head_threshold": numpy.round(self.per_head_threshold, 4).tolist(),
             "per_layer_all_heads": [s.to_dict() for s in self.per_layer_all_heads],
-            "best": {**self.best_config(), **self.best.to_dict()},
+            "best": {**self.best.to_dict(), **self.best_config()},
             "trail": self.trail,
         }
 

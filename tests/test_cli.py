@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import Any, List, Optional
 
+import pytest
 from conftest import REPO, SAMPLE_TXT
 
 
@@ -92,3 +93,48 @@ def test_segment_jsonl_bad_input() -> None:
 def test_segment_bad_format() -> None:
     result = run_cli(["segment", "data/sample.txt", "--format", "xml"])
     assert result.returncode != 0 and "--format" in result.stderr
+
+
+def test_pairs_jsonl_equals_the_component(tmp_path: Any) -> None:
+    import spacy_attnseg
+
+    path = tmp_path / "text.txt"
+    path.write_text(FIRST, encoding="utf8")
+    result = run_cli(["pairs", str(path), "--layer", "-1", "--head", "3", "--format", "jsonl"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    pairs = [r for r in records if "anchor" not in r]
+    anchors = [r["anchor"] for r in records if "anchor" in r]
+    nlp = spacy_attnseg.load_pipeline()
+    nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": [3], "threshold": 0.3})
+    doc = nlp(FIRST)
+    assert [(r["layer"], r["head"], r["i"], r["j"]) for r in pairs] == [
+        (r["layer"], r["head"], r["i"], r["j"]) for r in doc._.head_pairs.to_records(doc)
+    ]
+    assert len(pairs) > 0 and {(a["layer"], a["head"]) for a in anchors} == {(5, 3)}
+
+
+def test_calibrate_cli_writes_back_what_it_chose(tmp_path: Any) -> None:
+    import spacy
+    from conftest import EWT_DEV
+
+    # the first ten documents of EWT dev
+    lines, docs = [], 0
+    for line in EWT_DEV.read_text(encoding="utf8").splitlines():
+        if line.startswith("# newdoc"):
+            docs += 1
+            if docs > 10:
+                break
+        lines.append(line)
+    data = tmp_path / "dev.conllu"
+    data.write_text("\n".join(lines) + "\n\n", encoding="utf8")
+    result = run_cli(
+        ["calibrate", str(data), str(tmp_path / "out"), "--save", str(tmp_path / "pipe")]
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    best = json.loads((tmp_path / "out" / "calibration.json").read_text())["best"]
+    loaded = spacy.load(tmp_path / "pipe")
+    segmenter = loaded.get_pipe("attn_segmenter")
+    config = loaded.config["components"]["attn_segmenter"]
+    for key in ("layers", "heads", "threshold"):
+        assert segmenter.cfg[key] == pytest.approx(best[key]) == config[key]

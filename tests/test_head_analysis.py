@@ -18,7 +18,7 @@ from transformers import AutoModel
 from spacy_attnseg import load_pipeline
 from spacy_attnseg.capture import CONTEXT, CONTEXT_LAYERS
 from spacy_attnseg.loading import embedded_model_path
-from spacy_attnseg.pairs import HeadPairs, anchors
+from spacy_attnseg.pairs import HeadPairs
 
 LAYERS = [1, -1]
 
@@ -189,9 +189,3 @@ def test_bad_layers_and_heads(config: Dict[str, Any], code: str) -> None:
     nlp = load_pipeline()
     with pytest.raises(ValueError, match=code):
         nlp.add_pipe("attn_head_pairs", config=config)
-
-
-def test_anchor_function_matches_extension(analysed: Doc) -> None:
-    assert [a.to_dict() for a in anchors(analysed._.head_pairs, analysed)] == [
-        a.to_dict() for a in analysed._.head_anchors
-    ]

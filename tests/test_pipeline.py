@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 import spacy_attnseg
 from paper.evaluation import read_conllu_documents, to_spacy_examples
 from spacy_attnseg.capture import COLSUM_HEADS, COLSUMS
-from spacy_attnseg.sentences import sentence_starts
+from spacy_attnseg.sentences import layout_starts, sentence_starts
 
 
 def starts(doc: Doc) -> List[int]:
@@ -78,10 +78,13 @@ def test_sentences_and_separator_scores(minilm_nlp: Any, sample_text: str) -> No
 def test_sample_txt_boundaries(minilm_nlp: Any) -> None:
     text = SAMPLE_TXT.read_text(encoding="utf8")
     doc = minilm_nlp(text)
+    segmenter = minilm_nlp.get_pipe("attn_segmenter")
+    # step by step from the written scores: separators -> next starts -> layout rules
+    separators = numpy.array(doc._.separator_scores) >= segmenter.threshold
+    expected = layout_starts(doc, sentence_starts(doc, separators), paragraph_breaks=True)
+    assert starts(doc) == [int(i) for i in numpy.flatnonzero(expected)]
     firsts = [sent[0].text for sent in doc.sents]
-    assert len(firsts) >= 4
-    assert firsts[0] == "The"
-    assert all(first[0].isupper() for first in firsts)
+    assert len(firsts) >= 4 and firsts[0] == "The"
 
 
 # -- overwrite ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import List, Tuple
 
+import pytest
 from conftest import REPO
 
 # Decorator or call forms that register a name, e.g. @registry.misc("x"),
@@ -136,3 +137,31 @@ def test_bert_base_config_builds_without_network() -> None:
     nlp = load_model_from_config(load_config(path), auto_fill=True, validate=True)
     assert nlp.pipe_names == ["transformer", "attn_segmenter"]
     assert nlp.get_pipe("attn_segmenter").cfg["layers"] == [-1]
+
+
+@pytest.mark.parametrize("config", sorted((REPO / "configs").glob("*.cfg")), ids=lambda p: p.name)
+def test_spacy_debug_config_accepts_every_shipped_config(config: Path, tmp_path: Path) -> None:
+    import spacy
+    from spacy.tokens import DocBin
+
+    corpus = tmp_path / "tiny.spacy"
+    DocBin(docs=[spacy.blank("en")("One. Two.")]).to_disk(corpus)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "spacy",
+            "debug",
+            "config",
+            str(config),
+            "--paths.train",
+            str(corpus),
+            "--paths.dev",
+            str(corpus),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Config is valid" in result.stdout
