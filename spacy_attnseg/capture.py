@@ -19,8 +19,9 @@ A forward hook on the model adds them to the returned ``ModelOutput``, so that
   of each row;
 * ``attnseg_context``: a tuple with one ``(n_windows, L, hidden)`` array per captured layer;
 * ``attnseg_context_layers``: ``(n_windows, n_layers_captured)`` int32;
-* ``attnseg_hidden``: a tuple with one ``(n_windows, L, hidden)`` array per captured layer,
-  the hidden state that layer outputs;
+* ``attnseg_hidden``: ``(n_windows, L, hidden)``, the sum of the hidden states that the
+  captured layers output (one array whatever the number of layers, so the memory kept
+  per Doc is that of one layer);
 * ``attnseg_hidden_layers``: ``(n_windows, n_layers_captured)`` int32.
 
 Several components may request captures from the same transformer; the hooks compute
@@ -153,7 +154,8 @@ class _PassState:
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
     colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
-    hidden: Dict[int, torch.Tensor] = field(default_factory=dict)
+    hidden: Optional[torch.Tensor] = None
+    hidden_layers: List[int] = field(default_factory=list)
 
 
 class AttentionCapture:
@@ -300,8 +302,10 @@ class AttentionCapture:
 
     def _hook_hidden(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple, output: Any) -> None:
-            hidden = output[0] if isinstance(output, (tuple, list)) else output
-            self._state.hidden[layer] = hidden.detach()
+            hidden = (output[0] if isinstance(output, (tuple, list)) else output).detach()
+            state = self._state
+            state.hidden = hidden.clone() if state.hidden is None else state.hidden + hidden
+            state.hidden_layers.append(layer)
 
         return hook
 
@@ -344,12 +348,11 @@ class AttentionCapture:
             output[CONTEXT] = tensors
             index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
             output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
-        if state.hidden:
-            layers = sorted(state.hidden)
-            tensors = tuple(state.hidden[layer] for layer in layers)
-            batch = tensors[0].shape[0]
-            output[HIDDEN] = tensors
-            index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
+        if state.hidden is not None:
+            batch = state.hidden.shape[0]
+            output[HIDDEN] = state.hidden
+            layers = sorted(state.hidden_layers)
+            index = torch.tensor(layers, dtype=torch.int32, device=state.hidden.device)
             output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
 
 

@@ -72,6 +72,15 @@ class Errors:
         "the topic segments: add one after the transformer, or leave out --model to use "
         "the embedded pipeline."
     )
+    E017 = (
+        "[E017] These HeadPairs refer to tokens {lo}..{hi}, but the Doc (or token list) has "
+        "{n_tokens} tokens: use the pairs with the Doc they were computed on."
+    )
+    E018 = (
+        "[E018] Cannot read a {kind} as HeadPairs: `doc._.head_pairs` holds a HeadPairs "
+        "or its `to_dict()`. Set it with `attn_head_pairs`, or with "
+        "`HeadPairs.from_dict(...)`."
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "

@@ -20,6 +20,8 @@ import srsly
 from numpy.typing import ArrayLike
 from spacy.tokens import Doc, Span
 
+from .errors import Errors
+
 #: The one underlying Doc extension that stores the data (and is serialised).
 DOC_PAIRS_ATTR = "attnseg_pairs"
 #: Public read/write view on :data:`DOC_PAIRS_ATTR` (Doc) or read view (Span).
@@ -291,7 +293,7 @@ def anchors(pairs: HeadPairs, doc_or_texts: DocOrTexts) -> List[HeadAnchor]:
     lo = int(min(pairs.i.min(), pairs.j.min()))
     hi = int(max(pairs.i.max(), pairs.j.max()))
     if lo < 0 or hi >= n_tokens:
-        raise ValueError("HeadPairs refer to token indices outside the given Doc/texts")
+        raise ValueError(Errors.E017.format(lo=lo, hi=hi, n_tokens=n_tokens))
     vocab: Dict[str, int] = {}
     ids = numpy.asarray([vocab.setdefault(t, len(vocab)) for t in texts], dtype=numpy.int64)
     id2text = list(vocab)
@@ -362,7 +364,7 @@ def _coerce(value: Any) -> HeadPairs:
     if isinstance(value, dict):
         # Deserialised before this module registered its msgpack decoder.
         return HeadPairs.from_dict(value.get(_PAIRS_KEY, value))
-    raise TypeError(f"Cannot interpret {type(value).__name__} as HeadPairs")
+    raise TypeError(Errors.E018.format(kind=type(value).__name__))
 
 
 def get_doc_pairs(doc: Doc) -> HeadPairs:

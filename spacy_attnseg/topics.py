@@ -1,11 +1,11 @@
 """Semantic (topic) segments from the transformer pass: sentence vectors -> gap scores ->
 boundaries.
 
-1. **Sentence vectors.** Each captured layer's hidden states are mean-pooled over a
-   sentence's wordpieces (every window in which they occur); per layer the vectors are
-   centred by the document's mean and scaled to unit length, and the layers are
-   concatenated. Several middle-to-late layers together separate topics better than the
-   last hidden state alone, whose in-context vectors mix neighbouring sentences most.
+1. **Sentence vectors.** The captured hidden states (the sum of the last layers' outputs,
+   see ``capture``) are mean-pooled over a sentence's wordpieces (every window in which
+   they occur), centred by the document's mean and scaled to unit length. Several
+   middle-to-late layers together separate topics better than the last hidden state
+   alone, whose in-context vectors mix neighbouring sentences most.
 2. **Gap similarity.** At the gap before sentence ``s``, the cosine similarity of the mean
    vector of the ``window`` sentences before it and of the ``window`` after it.
 3. **Depth** (Hearst's TextTiling): how far the similarity at a gap lies below the peaks

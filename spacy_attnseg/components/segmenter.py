@@ -334,7 +334,7 @@ class AttnSegmenter(AttentionPipe):
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
         if HIDDEN in output:
-            hidden = [to_numpy(h) for h in output[HIDDEN]]
+            hidden = [to_numpy(output[HIDDEN])]
             self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
         elif cfg["spans_key"] in doc.spans:
             # processed before: the captured states were released after that run
