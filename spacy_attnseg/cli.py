@@ -117,8 +117,9 @@ def chunk_cli(
 
     Writes one JSON line per chunk: {"doc", "chunk", "text", "start", "end", "n_tokens",
     "n_sents", "score"}: character offsets into the document's text, the chunk's size in
-    model wordpieces, and the depth score of the topic change that starts it (1.0 for a
-    document's first chunk, 0.0 where only the size limit cut). Joined in order, the
+    model wordpieces, and the depth score of the sentence gap that starts it (1.0 for a
+    document's first chunk; a gap chosen to respect --max-tokens or --max-sents has its
+    own, possibly low, depth; 0.0 for a cut inside a sentence). Joined in order, the
     chunks' texts give the input text back.
     """
     from .components.segmenter import AttnSegmenter
