@@ -20,38 +20,36 @@ boundaries.
 Everything is linear in the number of sentences (and, for the vectors, wordpieces).
 """
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional
 
 import numpy
 
 
 def sentence_vectors(
-    hidden_layers: Sequence[Any], rows: numpy.ndarray, row_sentence: numpy.ndarray, n_sents: int
+    hidden: Any, rows: numpy.ndarray, row_sentence: numpy.ndarray, n_sents: int
 ) -> numpy.ndarray:
     """Centred, normalised sentence vectors from captured hidden states.
 
-    hidden_layers: per layer an array ``(n_windows, L, width)`` (numpy).
+    hidden: ``(n_windows, L, width)`` (numpy).
     rows: wordpiece rows (``window * L + position``) of the doc's tokens.
     row_sentence: the sentence of each of those rows.
-    RETURNS: ``(n_sents, n_layers * width)`` float32.
+    RETURNS: ``(n_sents, width)`` float32; a sentence without wordpieces gets the
+        document's mean before centring (0 after).
     """
-    parts = []
     row_sentence = numpy.asarray(row_sentence, dtype="int64")
     order = numpy.argsort(row_sentence, kind="stable")  # (already sorted for a Doc's rows)
     rows, row_sentence = numpy.asarray(rows)[order], row_sentence[order]
     counts = numpy.bincount(row_sentence, minlength=n_sents).astype("float32")
     present = numpy.flatnonzero(counts)
     offsets = numpy.concatenate([[0], numpy.cumsum(counts[present])[:-1]]).astype("int64")
-    for hidden in hidden_layers:
-        flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
-        vectors = numpy.zeros((n_sents, flat.shape[1]), dtype="float32")
-        if len(rows):
-            sums = numpy.add.reduceat(flat[rows], offsets, axis=0)
-            vectors[present] = sums / counts[present][:, None]
-        vectors -= vectors.mean(axis=0, keepdims=True)
-        norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
-        parts.append(vectors / numpy.maximum(norms, 1e-12))
-    return numpy.hstack(parts) if parts else numpy.zeros((n_sents, 0), dtype="float32")
+    flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
+    vectors = numpy.zeros((n_sents, flat.shape[1]), dtype="float32")
+    if len(rows):
+        sums = numpy.add.reduceat(flat[rows], offsets, axis=0)
+        vectors[present] = sums / counts[present][:, None]
+    vectors -= vectors.mean(axis=0, keepdims=True)
+    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / numpy.maximum(norms, 1e-12)
 
 
 def gap_similarities(vectors: numpy.ndarray, window: int) -> numpy.ndarray:

@@ -67,7 +67,7 @@ def _result(name: str, doc: Any) -> Any:
     if name == "attn_segmenter":
         return (tuple(doc._.separator_scores),)
     if name == "attn_senter":
-        return None  # compared through its probabilities below
+        return None  # compared through the sentences it sets (it overwrites)
     pairs = doc._.head_pairs
     return (pairs.to_dict()["layer"].tolist(), pairs.to_dict()["i"].tolist())
 

@@ -44,16 +44,20 @@ def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
 class CaptureReader:
     """A component that reads arrays the transformer's capture hooks add to its output.
 
-    Subclasses set ``self._trf`` (the transformer component) and call
-    ``bind_pipeline(nlp)`` once; ``register(request)`` then asks for the arrays, and
+    Subclasses call ``attach(nlp)`` (which finds the transformer named in
+    ``cfg["transformer"]`` and remembers the pipeline); ``register()`` then asks for the arrays, and
     ``release_if_last(doc, keys)`` drops them once no later running component reads them.
     """
 
     name: str
+    cfg: Dict[str, Any]
     _trf: Any
     _nlp_ref: Optional["weakref.ReferenceType[Language]"] = None
 
-    def bind_pipeline(self, nlp: Language) -> None:
+    def attach(self, nlp: Language) -> None:
+        """Find the transformer this component reads and remember the pipeline (weakly),
+        whose running components decide what is captured and when it is released."""
+        self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
         self._nlp_ref = weakref.ref(nlp)
 
     @property

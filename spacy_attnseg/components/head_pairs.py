@@ -32,7 +32,7 @@ from ..pairs import HeadPairs
 from ..segments import semantic_segments
 from ..similarity import layer_token_pairs
 from ..windows import wordpiece_tokens
-from .base import AttentionPipe, find_transformer
+from .base import AttentionPipe
 
 
 @Language.factory(
@@ -115,8 +115,7 @@ class AttnHeadPairs(AttentionPipe):
             "merge_threshold": float(merge_threshold),
         }
         self.config_cfg = dict(self.cfg)
-        self._trf = find_transformer(nlp, transformer, name)
-        self.bind_pipeline(nlp)
+        self.attach(nlp)
         self.install_capture()
 
     def capture_request(self) -> CaptureRequest:
@@ -214,8 +213,7 @@ class AttnHeadPairs(AttentionPipe):
         if get_examples is not None:
             validate_get_examples(get_examples, "AttnHeadPairs.initialize")
         if nlp is not None:
-            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
-            self.bind_pipeline(nlp)
+            self.attach(nlp)
         self.install_capture()
 
     def update(self, examples: Iterable[Example], **kwargs: Any) -> Dict[str, float]:

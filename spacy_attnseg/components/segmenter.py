@@ -34,7 +34,7 @@ from ..sentences import (
     validate_candidates,
 )
 from ..windows import token_values, token_wordpiece_counts
-from .base import AttentionPipe, find_transformer
+from .base import AttentionPipe
 
 PAPER = "paper"
 SPANS_KEY = "attn_segments"
@@ -228,8 +228,7 @@ class AttnSegmenter(AttentionPipe):
             "n_segments": int(n_segments),
         }
         self.config_cfg = dict(self.cfg)
-        self._trf = find_transformer(nlp, transformer, name)
-        self.bind_pipeline(nlp)
+        self.attach(nlp)
         self.install_capture()
 
     # -- configuration ----------------------------------------------------------------
@@ -336,7 +335,7 @@ class AttnSegmenter(AttentionPipe):
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
         if HIDDEN in output:
-            hidden = [to_numpy(output[HIDDEN])]
+            hidden = to_numpy(output[HIDDEN])
             self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
         elif cfg["spans_key"] in doc.spans:
             # processed before: the captured states were released after that run
@@ -347,7 +346,7 @@ class AttnSegmenter(AttentionPipe):
             ]
         else:
             # a model family the hooks do not know: its own last hidden state
-            hidden = [to_numpy(output.last_hidden_state)]
+            hidden = to_numpy(output.last_hidden_state)
         align = trf_data.align
         rows = numpy.asarray(align.dataXd, dtype="int64")
         tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
@@ -458,8 +457,7 @@ class AttnSegmenter(AttentionPipe):
         by boundary F1 (see ``spacy_attnseg.calibration``)."""
         validate_get_examples(get_examples, "AttnSegmenter.initialize")
         if nlp is not None:
-            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
-            self.bind_pipeline(nlp)
+            self.attach(nlp)
         self.install_capture()
         examples = list(get_examples())
         if not calibrate or not examples:

@@ -35,7 +35,7 @@ from ..errors import Errors
 from ..families import n_layers_heads
 from ..features import FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..sentences import layout_starts
-from .base import CaptureReader, find_transformer
+from .base import CaptureReader
 
 DEFAULT_MODEL_CONFIG = """
 [model]
@@ -155,8 +155,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
                 "paragraph_breaks": bool(paragraph_breaks),
             }
         )
-        self._trf = find_transformer(nlp, transformer, name)
-        self.bind_pipeline(nlp)
+        self.attach(nlp)
         self.install_capture()
 
     # -- the transformer and its capture ----------------------------------------------
@@ -292,8 +291,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         callback (see configs/attn_senter.cfg)."""
         validate_get_examples(get_examples, "AttnSenter.initialize")
         if nlp is not None:
-            self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
-            self.bind_pipeline(nlp)
+            self.attach(nlp)
         if not self._trf.model.attrs.get("has_transformer"):
             raise ValueError(Errors.E105.format(name=self.cfg["transformer"], component=self.name))
         self.install_capture()
