@@ -106,9 +106,12 @@ def chunk_cli(
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
     ),
-    min_sents: int = typer.Option(3, "--min-sents", help="Fewest sentences in a chunk."),
+    min_sents: int = typer.Option(2, "--min-sents", help="Fewest sentences in a chunk."),
     max_sents: int = typer.Option(0, "--max-sents", help="Most sentences (0: no limit)."),
     n_segments: int = typer.Option(0, "--segments", help="Chunks per document (0: auto)."),
+    penalty: Optional[float] = typer.Option(
+        None, "--penalty", help="Cost of a boundary (higher: fewer chunks; default: the model's)."
+    ),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
@@ -117,20 +120,23 @@ def chunk_cli(
 
     Writes one JSON line per chunk: {"doc", "chunk", "text", "start", "end", "n_tokens",
     "n_sents", "score"}: character offsets into the document's text, the chunk's size in
-    model wordpieces, and the depth score of the sentence gap that starts it (1.0 for a
-    document's first chunk; a gap chosen to respect --max-tokens or --max-sents has its
-    own, possibly low, depth; 0.0 for a cut inside a sentence). Joined in order, the
-    chunks' texts give the input text back.
+    model wordpieces, and the score of the boundary that starts it (how much the topic
+    changes there, over the cost of a boundary: about 1 or more for a boundary chosen on
+    its own, possibly less for one that --max-tokens or --max-sents forced; 0.0 for a
+    document's first chunk and a cut inside a sentence). Joined in order, the chunks'
+    texts give the input text back.
     """
     from .components.segmenter import AttnSegmenter
     from .loading import load_pipeline
 
-    overrides = {
+    overrides: Dict[str, Any] = {
         "components.attn_segmenter.max_tokens": max_tokens,
         "components.attn_segmenter.min_sents": min_sents,
         "components.attn_segmenter.max_sents": max_sents,
         "components.attn_segmenter.n_segments": n_segments,
     }
+    if penalty is not None:
+        overrides["components.attn_segmenter.segment_penalty"] = penalty
     nlp = load_pipeline(model, overrides=overrides)
     if "attn_segmenter" not in nlp.pipe_names:
         raise typer.BadParameter(Errors.E016.format(pipe_names=nlp.pipe_names))

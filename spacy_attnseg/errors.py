@@ -81,6 +81,11 @@ class Errors:
         "or its `to_dict()`. Set it with `attn_head_pairs`, or with "
         "`HeadPairs.from_dict(...)`."
     )
+    E019 = "[E019] Unknown `segment_method` '{value}': use one of {methods}."
+    E020 = (
+        "[E020] Invalid `segment_penalty` {value}: it must be a number of at least 0 "
+        "(higher gives fewer topic segments; the MiniLM default is 0.37)."
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "

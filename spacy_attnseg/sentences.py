@@ -81,6 +81,25 @@ def _continues_separator(token: Any) -> bool:
     return bool(token.is_quote and not opening_only and attached)
 
 
+def is_blank_line(token: Any) -> bool:
+    """A whitespace token that holds two or more line breaks: a paragraph break."""
+    return bool(token.is_space and token.text.count("\n") >= 2)
+
+
+def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
+    """For each sentence (token index of its start), whether it opens a paragraph: the
+    first does, and one whose preceding whitespace tokens hold a blank line."""
+    out = numpy.zeros(len(sent_starts), dtype=bool)
+    for k, start in enumerate(sent_starts):
+        i = int(start) - 1
+        blank = k == 0
+        while not blank and i >= 0 and doc[i].is_space:
+            blank = is_blank_line(doc[i])
+            i -= 1
+        out[k] = blank
+    return out
+
+
 def next_starts(doc: Doc) -> numpy.ndarray:
     """For every token, the token that starts the next sentence if it is a separator
     (``len(doc)`` if the separator ends the document)."""
@@ -127,7 +146,7 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
             seen_text = not token.is_space
             continue
         if _continues_separator(token):
-            blank_line = paragraph_breaks and token.is_space and token.text.count("\n") >= 2
+            blank_line = paragraph_breaks and is_blank_line(token)
             carry = carry or bool(out[i]) or (blank_line and seen_text)
             out[i] = 0
         elif carry:

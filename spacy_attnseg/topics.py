@@ -1,60 +1,174 @@
-"""Semantic (topic) segments from the transformer pass: sentence vectors -> gap scores ->
-boundaries.
+"""Semantic (topic) segments from the transformer pass: sentence vectors -> a partition
+of the sentences (or paragraphs) -> segments within the size limits.
 
-1. **Sentence vectors.** The captured hidden states (the sum of the last layers' outputs,
-   see ``capture``) are mean-pooled over a sentence's wordpieces (every window in which
-   they occur), centred by the document's mean and scaled to unit length. Several
-   middle-to-late layers together separate topics better than the last hidden state
-   alone, whose in-context vectors mix neighbouring sentences most.
-2. **Gap similarity.** At the gap before sentence ``s``, the cosine similarity of the mean
-   vector of the ``window`` sentences before it and of the ``window`` after it.
-3. **Depth** (Hearst's TextTiling): how far the similarity at a gap lies below the peaks
-   reached climbing left and right from it. Computed in one pass each way.
-4. **Boundaries.** The valleys (local minima) whose depth exceeds ``mean - cutoff * std``
-   of the document's valley depths; or, with ``n_segments``, the deepest gaps. The
-   deepest candidates are taken first, and one closer than ``min_sents`` sentences to a
-   chosen boundary or to the document's ends is dropped. A segment longer than
-   ``max_sents`` sentences, or ``max_tokens`` wordpieces, is split at its deepest gap
-   until it fits (``split_tokens`` cuts a single sentence that is longer by itself).
+1. **Vectors.** The captured hidden states (the sum of the last layers' outputs, see
+   ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
+   they occur). A unit of segmentation is a sentence or, where the text has blank-line
+   paragraph breaks, a paragraph (the mean of its sentences' vectors). Unit vectors are
+   centred by the document's mean and scaled to unit length.
+2. **Partition** (the default method): the segmentation that minimises the sum, over
+   segments, of the squared distances of the segment's unit vectors from their mean,
+   plus ``penalty * ln(n_units)`` per boundary (kernel change-point detection with a
+   linear kernel and a BIC-style penalty; solved exactly by dynamic programming with
+   PELT pruning and runs of at most 256 units, linear in the number of units). With
+   ``n_segments``, the segment whose best split lowers the cost most is split until
+   there are that many.
+   ``method="texttiling"`` instead takes the valleys of the cosine similarity across
+   each gap (``window`` sentences each side) whose TextTiling depth exceeds
+   ``mean - cutoff * std`` of the document's valley depths.
+3. **Limits.** A segment longer than ``max_sents`` sentences or ``max_tokens``
+   wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
+   ``split_tokens`` cuts a single sentence that is longer by itself.
+4. **Scores.** A boundary's score is the drop in cost that splitting there brings
+   (between its neighbouring segments, over sentence vectors), divided by the penalty a
+   boundary pays in a document of that many sentences: chosen boundaries score about 1
+   or more, ones forced by the size limits may score less. The first segment scores 0.
 
-Everything is linear in the number of sentences (and, for the vectors, wordpieces).
+Everything is linear in the number of wordpieces (the pooling) and close to linear in
+the number of sentences (the partition).
 """
 
-from typing import Any, List, Optional
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+METHODS = ("partition", "texttiling")
 
-def sentence_vectors(
-    hidden: Any, rows: numpy.ndarray, row_sentence: numpy.ndarray, n_sents: int
+
+def mean_vectors(
+    hidden: numpy.ndarray, rows: numpy.ndarray, row_unit: numpy.ndarray, n_units: int
 ) -> numpy.ndarray:
-    """Centred, normalised sentence vectors from captured hidden states.
+    """Mean hidden state of each unit's wordpieces.
 
-    hidden: ``(n_windows, L, width)`` (numpy).
+    hidden: ``(n_windows, L, width)``.
     rows: wordpiece rows (``window * L + position``) of the doc's tokens.
-    row_sentence: the sentence of each of those rows.
-    RETURNS: ``(n_sents, width)`` float32; a sentence without wordpieces gets the
-        document's mean before centring (0 after).
+    row_unit: the unit (sentence) of each of those rows.
+    RETURNS: ``(n_units, width)`` float32; a unit without wordpieces gets zeros.
     """
-    row_sentence = numpy.asarray(row_sentence, dtype="int64")
-    order = numpy.argsort(row_sentence, kind="stable")  # (already sorted for a Doc's rows)
-    rows, row_sentence = numpy.asarray(rows)[order], row_sentence[order]
-    counts = numpy.bincount(row_sentence, minlength=n_sents).astype("float32")
-    present = numpy.flatnonzero(counts)
-    offsets = numpy.concatenate([[0], numpy.cumsum(counts[present])[:-1]]).astype("int64")
+    row_unit = numpy.asarray(row_unit, dtype="int64")
     flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
-    vectors = numpy.zeros((n_sents, flat.shape[1]), dtype="float32")
-    if len(rows):
-        sums = numpy.add.reduceat(flat[rows], offsets, axis=0)
-        vectors[present] = sums / counts[present][:, None]
-    vectors -= vectors.mean(axis=0, keepdims=True)
+    sums = numpy.zeros((n_units, flat.shape[1]), dtype="float64")
+    numpy.add.at(sums, row_unit, flat[numpy.asarray(rows, dtype="int64")])
+    counts = numpy.bincount(row_unit, minlength=n_units)[:, None]
+    return (sums / numpy.maximum(counts, 1)).astype("float32")
+
+
+def unit_vectors(means: numpy.ndarray) -> numpy.ndarray:
+    """``means`` centred by their mean and scaled to unit length (0 rows stay 0)."""
+    vectors = numpy.asarray(means, dtype="float64")
+    vectors = vectors - vectors.mean(axis=0, keepdims=True)
     norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / numpy.maximum(norms, 1e-12)
 
 
+def group_means(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
+    """Mean of the rows of ``means`` in each group (``groups``: 0, 1, ... per row)."""
+    groups = numpy.asarray(groups, dtype="int64")
+    n = int(groups.max()) + 1 if len(groups) else 0
+    sums = numpy.zeros((n, means.shape[1]), dtype="float64")
+    numpy.add.at(sums, groups, means)
+    return sums / numpy.bincount(groups, minlength=n)[:, None]
+
+
+class Cost:
+    """Within-segment cost ``sum ||v - mean||^2`` of any run ``[a, b)`` of ``vectors``
+    in O(width), from prefix sums."""
+
+    def __init__(self, vectors: numpy.ndarray) -> None:
+        v = numpy.asarray(vectors, dtype="float64")
+        self.cum = numpy.vstack([numpy.zeros((1, v.shape[1])), numpy.cumsum(v, axis=0)])
+        self.sq = numpy.concatenate([[0.0], numpy.cumsum((v * v).sum(axis=1))])
+
+    def __call__(self, a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+        a, b = numpy.asarray(a), numpy.asarray(b)
+        s = self.cum[b] - self.cum[a]
+        sizes = numpy.maximum(b - a, 1)
+        return (self.sq[b] - self.sq[a]) - (s * s).sum(axis=-1) / sizes
+
+    def gains(self, a: int, b: int, min_len: int = 1) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """Split points ``s`` of ``[a, b)`` (``min_len`` or more units each side) and the
+        cost each split removes."""
+        splits = numpy.arange(a + min_len, b - min_len + 1)
+        whole = self(numpy.array(a), numpy.array(b))
+        return splits, whole - self(numpy.full(len(splits), a), splits) - self(
+            splits, numpy.full(len(splits), b)
+        )
+
+
+MAX_UNITS = 256
+
+
+def partition(
+    vectors: numpy.ndarray, penalty: float, min_len: int = 1, max_len: int = MAX_UNITS
+) -> List[int]:
+    """Starts (0 excluded) of the segmentation of ``vectors`` into runs of at least
+    ``min_len`` and at most ``max_len`` units that minimises the total ``Cost`` plus
+    ``penalty`` per segment. Exact for that problem: optimal partitioning with PELT
+    pruning, safe because splitting never raises the cost (with a minimum length, a
+    beaten candidate is dropped only once its beater may end a segment). ``max_len``
+    bounds the work per unit, so the time is linear in ``len(vectors)``; a run longer
+    than that (256 sentences by default, thousands of tokens) is cut where the cost is
+    lowest.
+    """
+    n = len(vectors)
+    min_len = max(1, int(min_len))
+    max_len = max(int(max_len), 2 * min_len)
+    if n < 2 * min_len:
+        return []
+    cost = Cost(vectors)
+    best = numpy.full(n + 1, numpy.inf)
+    best[0] = -penalty
+    back = numpy.zeros(n + 1, dtype="int64")
+    alive = numpy.array([0], dtype="int64")
+    # a candidate beaten at t is dropped only once t itself may end a segment (t + min_len)
+    beaten: Dict[int, numpy.ndarray] = {}
+    for t in range(min_len, n + 1):
+        if t - min_len >= min_len:
+            alive = numpy.append(alive, t - min_len)
+        if t in beaten:
+            alive = numpy.setdiff1d(alive, beaten.pop(t), assume_unique=True)
+        if t - alive[0] > max_len and t - min_len >= min_len:
+            alive = alive[alive >= t - max_len]
+        totals = best[alive] + cost(alive, numpy.full(len(alive), t))
+        k = int(numpy.argmin(totals))
+        best[t] = totals[k] + penalty
+        back[t] = alive[k]
+        losers = alive[totals > best[t] + 1e-9 * max(1.0, abs(best[t]))]
+        if len(losers):
+            beaten[t + min_len] = losers
+    starts: List[int] = []
+    t = n
+    while t > 0:
+        t = int(back[t])
+        if t > 0:
+            starts.append(t)
+    return sorted(starts)
+
+
+def binary_segments(vectors: numpy.ndarray, n_segments: int, min_len: int = 1) -> List[int]:
+    """Starts (0 excluded) of up to ``n_segments`` segments: repeatedly split, at its best
+    point, the segment whose split lowers the cost most."""
+    cost = Cost(vectors)
+    starts: List[int] = []
+    bounds = [0, len(vectors)]
+    while len(starts) + 1 < n_segments:
+        best: Optional[Tuple[float, int]] = None
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            splits, gains = cost.gains(a, b, min_len)
+            if len(splits):
+                k = int(numpy.argmax(gains))
+                if best is None or gains[k] > best[0]:
+                    best = (float(gains[k]), int(splits[k]))
+        if best is None:
+            break
+        starts.append(best[1])
+        bounds = sorted(bounds + [best[1]])
+    return sorted(starts)
+
+
 def gap_similarities(vectors: numpy.ndarray, window: int) -> numpy.ndarray:
-    """Cosine similarity across each of the ``n_sents - 1`` gaps of the mean vectors of
-    up to ``window`` sentences on either side."""
+    """Cosine similarity across each of the ``n - 1`` gaps of the mean vectors of up to
+    ``window`` sentences on either side."""
     n = len(vectors)
     if n < 2:
         return numpy.zeros((0,), dtype="float64")
@@ -100,7 +214,10 @@ def choose_boundaries(
     min_sents: int,
     n_segments: int = 0,
 ) -> List[int]:
-    """Sentence indices where a new segment starts (never 0), sorted."""
+    """TextTiling's boundaries: sentence indices where a new segment starts (never 0),
+    sorted. Valleys deeper than ``mean - cutoff * std`` of the valley depths (or, with
+    ``n_segments``, the deepest gaps), deepest first; one closer than ``min_sents`` to a
+    chosen boundary or to the document's ends is dropped."""
     n_gaps = len(depth)
     if n_gaps == 0:
         return []
@@ -130,27 +247,28 @@ def choose_boundaries(
 
 def enforce_limits(
     starts: List[int],
-    depth: numpy.ndarray,
+    vectors: numpy.ndarray,
     sent_sizes: numpy.ndarray,
     *,
     max_sents: int = 0,
     max_tokens: int = 0,
 ) -> List[int]:
     """Split segments (sentence starts ``starts``, 0 excluded) that hold more than
-    ``max_sents`` sentences or ``max_tokens`` wordpieces at their deepest gap, until each
-    fits or is one sentence."""
+    ``max_sents`` sentences or ``max_tokens`` wordpieces at their best gap (the split
+    that lowers the cost of ``vectors`` most) until each fits or is one sentence."""
     n = len(sent_sizes)
+    cost = Cost(vectors)
+    cum = numpy.concatenate([[0], numpy.cumsum(sent_sizes)])
     bounds = [0] + list(starts) + [n]
     out: List[int] = []
-    cum = numpy.concatenate([[0], numpy.cumsum(sent_sizes)])
     stack = list(zip(bounds[:-1], bounds[1:], strict=True))[::-1]
     while stack:
         a, b = stack.pop()
         too_many = max_sents > 0 and b - a > max_sents
         too_long = max_tokens > 0 and cum[b] - cum[a] > max_tokens
         if (too_many or too_long) and b - a > 1:
-            inner = depth[a : b - 1]  # gaps before sentences a+1 .. b-1
-            split = a + 1 + int(numpy.argmax(inner))
+            splits, gains = cost.gains(a, b)
+            split = int(splits[int(numpy.argmax(gains))])
             stack.extend([(split, b), (a, split)])
             continue
         if a > 0:
@@ -172,28 +290,69 @@ def split_tokens(sizes: numpy.ndarray, max_tokens: int) -> List[int]:
     return cuts
 
 
+def boundary_penalty(penalty: float, n_units: int) -> float:
+    """What one boundary costs in a document of ``n_units`` units."""
+    return float(penalty) * float(numpy.log(max(n_units, 2)))
+
+
+def boundary_scores(vectors: numpy.ndarray, starts: Sequence[int], penalty: float) -> List[float]:
+    """Per segment (``starts``, 0 first): the cost its start's boundary removes between
+    the neighbouring segments, over the boundary penalty (0.0 for the first)."""
+    cost = Cost(vectors)
+    bounds = list(starts) + [len(vectors)]
+    unit = boundary_penalty(penalty, len(vectors))
+    scores = [0.0]
+    for i in range(1, len(starts)):
+        a, s, b = bounds[i - 1], bounds[i], bounds[i + 1]
+        drop = cost(numpy.array(a), numpy.array(b)) - cost(numpy.array(a), numpy.array(s))
+        drop = drop - cost(numpy.array(s), numpy.array(b))
+        scores.append(round(float(drop) / unit, 6))
+    return scores
+
+
 def segment(
-    vectors: numpy.ndarray,
+    means: numpy.ndarray,
     *,
-    window: int,
-    cutoff: float,
-    min_sents: int,
+    method: str = "partition",
+    penalty: float = 0.37,
+    window: int = 2,
+    cutoff: float = 0.5,
+    min_sents: int = 2,
     max_sents: int = 0,
     max_tokens: int = 0,
     n_segments: int = 0,
     sent_sizes: Optional[numpy.ndarray] = None,
-) -> tuple:
-    """Segment starts (sentence indices, 0 first) and the depth score of each start's
-    gap (1.0 for the first segment)."""
-    n = len(vectors)
+    paragraphs: Optional[numpy.ndarray] = None,
+) -> Tuple[List[int], List[float]]:
+    """Segment starts (sentence indices, 0 first) and their scores.
+
+    means: ``(n_sents, width)`` mean hidden state of each sentence (``mean_vectors``).
+    paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
+        paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
+        a segment holds at least one whole paragraph), except where the size limits
+        split a paragraph.
+    """
+    n = len(means)
     if n == 0:
         return [], []
-    sims = gap_similarities(vectors, window)
-    depth = depth_scores(sims)
-    starts = choose_boundaries(
-        depth, sims, cutoff=cutoff, min_sents=max(1, min_sents), n_segments=n_segments
-    )
+    vectors = unit_vectors(means)
+    min_len = max(1, min_sents)
+    units, first = vectors, numpy.arange(n)
+    if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
+        units = unit_vectors(group_means(means, paragraphs))
+        first = numpy.flatnonzero(numpy.diff(numpy.asarray(paragraphs), prepend=-1))
+        min_len = 1
+    if method == "texttiling":
+        sims = gap_similarities(units, window)
+        chosen = choose_boundaries(
+            depth_scores(sims), sims, cutoff=cutoff, min_sents=min_len, n_segments=n_segments
+        )
+    elif n_segments > 0:
+        chosen = binary_segments(units, n_segments, min_len)
+    else:
+        chosen = partition(units, boundary_penalty(penalty, len(units)), min_len)
+    starts = [int(first[s]) for s in chosen]
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
-    starts = enforce_limits(starts, depth, sizes, max_sents=max_sents, max_tokens=max_tokens)
-    scores = [1.0] + [float(depth[s - 1]) for s in starts]
-    return [0] + starts, scores
+    starts = enforce_limits(starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens)
+    starts = [0] + starts
+    return starts, boundary_scores(vectors, starts, penalty)

@@ -3,6 +3,7 @@ against direct computations, and the ``chunk`` command."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any, List
 
@@ -154,6 +155,41 @@ def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     assert numpy.allclose(got, sum(numpy.asarray(want[i]) for i in range(1, 7)), atol=1e-4)
 
 
+def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any) -> None:
+    """The component's segments equal ``topics.segment`` applied to per-sentence means,
+    computed token by token, of the summed ``output_hidden_states`` of the last four
+    layers; with paragraphs, segments start only at paragraph starts."""
+    from spacy_attnseg import load_pipeline
+
+    reference = load_pipeline(
+        overrides={
+            "components.transformer.model.transformer_config": {"output_hidden_states": True}
+        }
+    )
+    for separator in (" ", "\n\n"):
+        text = separator.join(PIECES + PIECES[:1])
+        doc = minilm_nlp(text)
+        ref = reference(text)
+        states = ref._.trf_data.model_output["hidden_states"]
+        summed = sum(numpy.asarray(states[i]) for i in range(3, 7))
+        flat = summed.reshape((-1, summed.shape[-1])).astype("float64")
+        sents = list(doc.sents)
+        means = numpy.zeros((len(sents), flat.shape[1]))
+        for k, sent in enumerate(sents):
+            rows = [r for t in sent for r in ref._.trf_data.align[t.i].data.ravel().tolist()]
+            means[k] = flat[rows].mean(axis=0)
+        paragraph = [k == 0 or "\n\n" in doc[s.start - 1].text for k, s in enumerate(sents)]
+        starts, scores = topics.segment(
+            means, paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None
+        )
+        group = doc.spans["attn_segments"]
+        assert [span.start for span in group] == [sents[k].start for k in starts]
+        assert group.attrs["scores"] == pytest.approx(scores, abs=1e-4)
+        if separator != " ":
+            assert all(paragraph[k] for k in starts)
+        assert len(starts) >= 3  # the pieces are about unrelated things
+
+
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
     from spacy_attnseg import load_pipeline
 
@@ -182,17 +218,106 @@ def test_chunk_cli(tmp_path: Any) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6))
-def test_sentence_vectors_equal_per_sentence_means(seed: int, n_sents: int) -> None:
+def test_mean_and_unit_vectors_equal_per_sentence_means(seed: int, n_sents: int) -> None:
     rng = numpy.random.default_rng(seed)
     hidden = rng.normal(size=(2, 8, 5)).astype("float32")
     rows = numpy.sort(rng.choice(16, size=10, replace=False))
     row_sentence = numpy.sort(rng.integers(0, n_sents, size=10))
-    got = topics.sentence_vectors(hidden, rows, row_sentence, n_sents)
+    means = topics.mean_vectors(hidden, rows, row_sentence, n_sents)
+    got = topics.unit_vectors(means)
     flat = hidden.reshape((-1, 5)).astype("float64")
-    means = numpy.zeros((n_sents, 5))
+    expected_means = numpy.zeros((n_sents, 5))
     for s in range(n_sents):
         if (row_sentence == s).any():
-            means[s] = flat[rows[row_sentence == s]].mean(axis=0)
-    means -= means.mean(axis=0)
-    expected = means / numpy.maximum(numpy.linalg.norm(means, axis=1, keepdims=True), 1e-12)
-    assert numpy.allclose(got, expected, atol=1e-4)
+            expected_means[s] = flat[rows[row_sentence == s]].mean(axis=0)
+    assert numpy.allclose(means, expected_means, atol=1e-5)
+    centred = expected_means - expected_means.mean(axis=0)
+    norms = numpy.maximum(numpy.linalg.norm(centred, axis=1, keepdims=True), 1e-12)
+    assert numpy.allclose(got, centred / norms, atol=1e-4)
+
+
+def naive_cost(vectors: numpy.ndarray, bounds: List[int]) -> float:
+    total = 0.0
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        run = vectors[a:b]
+        total += float(((run - run.mean(axis=0)) ** 2).sum())
+    return total
+
+
+def brute_force_partition(vectors: numpy.ndarray, penalty: float, min_len: int) -> float:
+    """The lowest cost + penalty per boundary over every admissible segmentation."""
+    n = len(vectors)
+    best = naive_cost(vectors, [0, n])
+    for k in range(1, n):
+        for cut in itertools.combinations(range(1, n), k):
+            bounds = [0, *cut, n]
+            if all(b - a >= min_len for a, b in zip(bounds[:-1], bounds[1:], strict=True)):
+                best = min(best, naive_cost(vectors, bounds) + penalty * k)
+    return best
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 10), st.just(3)), elements=floats),
+    st.floats(0, 3),
+    st.integers(1, 3),
+)
+def test_partition_is_optimal(vectors: numpy.ndarray, penalty: float, min_len: int) -> None:
+    starts = topics.partition(vectors, penalty, min_len)
+    bounds = [0, *starts, len(vectors)]
+    if starts:
+        assert min(b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)) >= min_len
+    got = naive_cost(vectors, bounds) + penalty * len(starts)
+    assert got == pytest.approx(brute_force_partition(vectors, penalty, min_len), abs=1e-9)
+
+
+def test_partition_finds_planted_topics_in_linear_time_and_bounded_runs() -> None:
+    rng = numpy.random.default_rng(0)
+    centres = rng.normal(size=(6, 32))
+    planted = numpy.repeat(centres, 8, axis=0) + 0.3 * rng.normal(size=(48, 32))
+    starts, scores = topics.segment(planted)
+    assert starts == [0, 8, 16, 24, 32, 40]
+    assert scores[0] == 0.0 and min(scores[1:]) > 1.0
+    # with a cap on the run length, a long homogeneous run is cut
+    assert topics.partition(rng.normal(size=(50, 4)), 1e6, 1, max_len=10) != []
+
+
+def test_binary_segments_gives_the_count_asked_for() -> None:
+    rng = numpy.random.default_rng(1)
+    centres = rng.normal(size=(4, 16))
+    planted = numpy.repeat(centres, 5, axis=0) + 0.2 * rng.normal(size=(20, 16))
+    assert topics.binary_segments(topics.unit_vectors(planted), 4) == [5, 10, 15]
+    starts, _ = topics.segment(planted, n_segments=2)
+    assert len(starts) == 2
+
+
+def test_boundary_scores_are_cost_drops_over_the_penalty() -> None:
+    rng = numpy.random.default_rng(2)
+    vectors = topics.unit_vectors(rng.normal(size=(12, 6)))
+    scores = topics.boundary_scores(vectors, [0, 4, 9], 0.5)
+    unit = 0.5 * numpy.log(12)
+    drop_4 = naive_cost(vectors, [0, 9]) - naive_cost(vectors, [0, 4, 9])
+    drop_9 = naive_cost(vectors, [4, 12]) - naive_cost(vectors, [4, 9, 12])
+    assert scores == pytest.approx([0.0, drop_4 / unit, drop_9 / unit], abs=1e-5)
+
+
+def test_segments_start_only_at_paragraphs() -> None:
+    rng = numpy.random.default_rng(3)
+    centres = rng.normal(size=(3, 16))
+    means = numpy.repeat(centres, 6, axis=0) + 0.2 * rng.normal(size=(18, 16))
+    # paragraphs of 2 sentences; the topic changes at 6 and 12, both paragraph starts
+    paragraphs = numpy.arange(18) // 2
+    starts, _ = topics.segment(means, paragraphs=paragraphs)
+    assert starts == [0, 6, 12]
+    # paragraphs of 4: a topic change inside a paragraph cannot start a segment
+    starts, _ = topics.segment(means, paragraphs=numpy.arange(18) // 4)
+    assert all(s % 4 == 0 for s in starts) and len(starts) > 1
+
+
+def test_paragraph_starts(minilm_nlp: Any) -> None:
+    from spacy_attnseg.sentences import paragraph_starts
+
+    doc = minilm_nlp.make_doc("One here. Two here.\n\nThree here. \n \n Four.\nFive.")
+    starts = [0, 3, 7, 11, 14]  # One, Two, Three, Four, Five
+    assert [doc[i].text for i in starts] == ["One", "Two", "Three", "Four", "Five"]
+    assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False, True, True, False]

@@ -31,6 +31,7 @@ from ..sentences import (
     candidate_mask,
     decide_starts,
     normalised_window_scores,
+    paragraph_starts,
     validate_candidates,
 )
 from ..windows import token_values, token_wordpiece_counts
@@ -68,9 +69,12 @@ def _token_separator_score(token: Token) -> Optional[float]:
         "overwrite": False,
         "spans_key": SPANS_KEY,
         "segment_layers": 4,
+        "segment_method": "partition",
+        "segment_penalty": 0.37,
+        "segment_paragraphs": True,
         "segment_window": 2,
         "segment_cutoff": 0.5,
-        "min_sents": 3,
+        "min_sents": 2,
         "max_sents": 0,
         "max_tokens": 0,
         "n_segments": 0,
@@ -91,6 +95,9 @@ def make_attn_segmenter(
     overwrite: bool,
     spans_key: str,
     segment_layers: int,
+    segment_method: str,
+    segment_penalty: float,
+    segment_paragraphs: bool,
     segment_window: int,
     segment_cutoff: float,
     min_sents: int,
@@ -115,17 +122,26 @@ def make_attn_segmenter(
     spans_key (str): ``doc.spans`` key of the semantic (topic) segments, "" for none.
         Segments are runs of the Doc's sentences (whichever component set them), found
         from the hidden states of the same pass (``spacy_attnseg.topics``); each span
-        group's ``attrs["scores"]`` holds the depth score of every segment's start.
+        group's ``attrs["scores"]`` holds the score of every segment's start (0.0 for
+        the first; about 1 or more for a boundary the method chose by itself).
     segment_layers (int): how many of the last layers' hidden states make the sentence
         vectors.
-    segment_window (int): sentences on each side of a gap compared.
-    segment_cutoff (float): a gap is a boundary when its depth exceeds the mean minus
-        this many standard deviations of the document's valley depths.
-    min_sents (int): fewest sentences in a segment (except a document shorter than that).
+    segment_method (str): "partition" (optimal partitioning of the sentence vectors,
+        the default) or "texttiling" (depth scores of gap similarities).
+    segment_penalty (float): "partition": what a boundary costs, times ln(number of
+        units); higher gives fewer segments.
+    segment_paragraphs (bool): where the text has blank-line paragraph breaks, segments
+        start only at them (each segment holds whole paragraphs) unless a size limit
+        splits a paragraph.
+    segment_window (int): "texttiling": sentences on each side of a gap compared.
+    segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
+        mean minus this many standard deviations of the document's valley depths.
+    min_sents (int): fewest sentences in a segment (except a document shorter than that,
+        and paragraphs with ``segment_paragraphs``).
     max_sents (int): most sentences in a segment (0: no limit).
     max_tokens (int): most model wordpieces in a segment (0: no limit); a single
         sentence longer than that is cut between tokens.
-    n_segments (int): the number of segments wanted (0: decided by ``segment_cutoff``).
+    n_segments (int): the number of segments wanted (0: decided by the method).
     """
     return AttnSegmenter(
         nlp,
@@ -140,6 +156,9 @@ def make_attn_segmenter(
         overwrite=overwrite,
         spans_key=spans_key,
         segment_layers=segment_layers,
+        segment_method=segment_method,
+        segment_penalty=segment_penalty,
+        segment_paragraphs=segment_paragraphs,
         segment_window=segment_window,
         segment_cutoff=segment_cutoff,
         min_sents=min_sents,
@@ -183,9 +202,12 @@ class AttnSegmenter(AttentionPipe):
         overwrite: bool = False,
         spans_key: str = SPANS_KEY,
         segment_layers: int = 4,
+        segment_method: str = "partition",
+        segment_penalty: float = 0.37,
+        segment_paragraphs: bool = True,
         segment_window: int = 2,
         segment_cutoff: float = 0.5,
-        min_sents: int = 3,
+        min_sents: int = 2,
         max_sents: int = 0,
         max_tokens: int = 0,
         n_segments: int = 0,
@@ -202,6 +224,10 @@ class AttnSegmenter(AttentionPipe):
         ):
             if value < 0 or (key in ("segment_window", "min_sents") and value < 1):
                 raise ValueError(Errors.E015.format(key=key, value=value))
+        if segment_method not in topics.METHODS:
+            raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
+        if not segment_penalty >= 0:
+            raise ValueError(Errors.E020.format(value=segment_penalty))
         self.name = name
         self.vocab = nlp.vocab
         self.scorer = scorer
@@ -220,6 +246,9 @@ class AttnSegmenter(AttentionPipe):
             "overwrite": overwrite,
             "spans_key": spans_key,
             "segment_layers": int(segment_layers),
+            "segment_method": segment_method,
+            "segment_penalty": float(segment_penalty),
+            "segment_paragraphs": bool(segment_paragraphs),
             "segment_window": int(segment_window),
             "segment_cutoff": float(segment_cutoff),
             "min_sents": int(min_sents),
@@ -351,11 +380,18 @@ class AttnSegmenter(AttentionPipe):
         rows = numpy.asarray(align.dataXd, dtype="int64")
         tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
         sentence_of_token = numpy.searchsorted(sent_starts, numpy.arange(len(doc)), "right") - 1
-        vectors = topics.sentence_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
+        means = topics.mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
         token_sizes = self.token_sizes(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
+        paragraphs = (
+            numpy.cumsum(paragraph_starts(doc, sent_starts)) - 1
+            if cfg["segment_paragraphs"]
+            else None
+        )
         seg_starts, seg_scores = topics.segment(
-            vectors,
+            means,
+            method=cfg["segment_method"],
+            penalty=cfg["segment_penalty"],
             window=cfg["segment_window"],
             cutoff=cfg["segment_cutoff"],
             min_sents=cfg["min_sents"],
@@ -363,6 +399,7 @@ class AttnSegmenter(AttentionPipe):
             max_tokens=cfg["max_tokens"],
             n_segments=cfg["n_segments"],
             sent_sizes=sent_sizes,
+            paragraphs=paragraphs,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
         segments: List[Tuple[int, int, float]] = []
