@@ -4,13 +4,11 @@ The corpus analyses of Halevi et al. (2026) run on Wikipedia text cut into input
 wordpieces ([CLS], 126 wordpieces of text, [SEP]). Here the text is WikiText-2 (raw),
 prepared as follows:
 
-* **Headings are left out.** Lines `` = Title = `` (an article starts) and
-  `` = = Section = = `` are not prose: they have no sentence-final punctuation and would
-  run into the next sentence. A top-level heading closes the current window, so a window
-  never spans two articles; section headings are dropped and the window runs on.
-* **WikiText's escapes are undone**: ``@-@``, ``@,@`` and ``@.@`` join their neighbours
-  (``1 @,@ 000`` becomes ``1,000``). WikiText's spaces around punctuation are kept: the
-  model's tokenizer splits punctuation anyway.
+* **Paragraphs come from** ``paper.wikitext``: headings are left out (they have no
+  sentence-final punctuation and would run into the next sentence) and WikiText's
+  escapes undone; its spaces around punctuation are kept (the model's tokenizer splits
+  punctuation anyway). A window never spans two articles; within an article it runs
+  across sections and paragraphs.
 * **Windows are cut at word boundaries** (whitespace-separated WikiText words), with the
   model's own tokenizer: words are added while the window has at most
   ``seq_len - n_special`` wordpieces (126 for BERT); a word never straddles two windows.
@@ -34,7 +32,6 @@ one :class:`WindowArrays` per window (attention maps, head outputs, ids, categor
 sentence ids, padded to ``seq_len``); nothing of a batch is kept once it is consumed.
 """
 
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,20 +55,16 @@ from spacy_attnseg.families import n_layers_heads
 from spacy_attnseg.windows import wordpiece_tokens
 
 from .stats import CLS, PAD, PUNCT, SEP, WORD
+from .wikitext import read_articles
 
 #: The paper's input length: [CLS], 126 wordpieces, [SEP].
 SEQ_LEN = 128
-#: WikiText's escapes of in-word hyphens and of number separators.
-WIKITEXT_ESCAPES: Tuple[Tuple[str, str], ...] = ((" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", "."))
 #: Characters of a word that ends a sentence (the word must consist of these only).
 SENTENCE_FINAL = frozenset(".!?")
 #: Words after a sentence-final word that still belong to the sentence it ends.
 CLOSING = frozenset({")", "]", "}", "'", "''"})
 #: The consumer name of the capture requests made here.
 CONSUMER = "attnseg_analysis"
-
-_HEADING = re.compile(r"^\s*(=\s+)+.*?(\s+=)+\s*$")
-_TOP_HEADING = re.compile(r"^\s*=\s+[^=\s].*?\s+=\s*$")
 
 
 # -- text -------------------------------------------------------------------------------------
@@ -85,44 +78,15 @@ class Paragraph:
     words: Tuple[str, ...]
 
 
-def is_heading(line: str) -> bool:
-    """A WikiText heading line (`` = Title = ``, `` = = Section = = ``, ...)."""
-    return bool(_HEADING.match(line))
-
-
-def is_article_heading(line: str) -> bool:
-    """A top-level WikiText heading, which starts a new article."""
-    return bool(_TOP_HEADING.match(line)) and not line.strip().startswith("= =")
-
-
-def detokenize(line: str) -> str:
-    """Undo WikiText's ``@-@``, ``@,@`` and ``@.@`` escapes; strip the line."""
-    text = f" {line.strip()} "
-    for escaped, plain in WIKITEXT_ESCAPES:
-        text = text.replace(escaped, plain)
-    return text.strip()
-
-
 def read_wikitext(lines: Iterable[str]) -> Iterator[Paragraph]:
-    """Paragraphs of a WikiText file's lines, headings left out (see the module doc).
-
-    The article index starts at 0 and grows at every top-level heading that follows
-    some prose.
-    """
-    article = 0
-    seen_prose = False
-    for line in lines:
-        if not line.strip():
-            continue
-        if is_heading(line):
-            if is_article_heading(line) and seen_prose:
-                article += 1
-                seen_prose = False
-            continue
-        words = tuple(detokenize(line).split())
-        if words:
-            seen_prose = True
-            yield Paragraph(article, words)
+    """Paragraphs of a WikiText file's lines (``paper.wikitext``: headings left out,
+    escapes undone), numbered by article from 0."""
+    for article, found in enumerate(read_articles(list(lines))):
+        for section in found.sections:
+            for paragraph in section:
+                words = tuple(paragraph.split())
+                if words:
+                    yield Paragraph(article, words)
 
 
 def sentence_starts(words: Sequence[str]) -> List[bool]:

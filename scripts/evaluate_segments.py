@@ -3,7 +3,7 @@
 Usage::
 
     python scripts/evaluate_segments.py --wikitext data/wikitext-2/wiki.test.raw \
-        --config configs/minilm.cfg --out metrics/segments
+        --config configs/minilm.cfg --out metrics/fig5_segments
 
 Data and reference
 ------------------
@@ -96,7 +96,6 @@ import bisect
 import json
 import os
 import platform
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -114,10 +113,9 @@ from paper.segmentation_metrics import (  # noqa: E402
     pk,
     window_diff,
 )
+from paper.wikitext import Article as WikiArticle  # noqa: E402
+from paper.wikitext import read_articles  # noqa: E402
 
-HEADING = re.compile(r"^ (=(?: =)*) ([^=].*?) (=(?: =)*) $")
-MIN_BLANKS_AFTER_HEADING = 3
-UNESCAPE = ((" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", "."))
 MERGE_GRID = [round(0.01 * i, 2) for i in range(0, 201)]
 BLOCK_GRID = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20]
 CAPTURE_CONSUMER = "evaluate_segments"
@@ -148,42 +146,10 @@ class Article:
         return len(set(self.segment_ids))
 
 
-def read_wikitext(path: Path, *, subsections: bool = False) -> List[Tuple[str, List[List[str]]]]:
-    """Articles of a WikiText raw file: ``(title, reference segments)``, each segment a
-    list of paragraphs (headings removed, escapes undone, empty segments dropped)."""
-    lines = path.read_text(encoding="utf8").split("\n")
-    articles: List[Tuple[str, List[List[str]]]] = []
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        blanks = 0
-        j = i + 1
-        while j < len(lines) and not lines[j].strip():
-            blanks += 1
-            j += 1
-        match = HEADING.match(line)
-        if match and match.group(1) == match.group(3) and blanks >= MIN_BLANKS_AFTER_HEADING:
-            level = match.group(1).count("=")
-            if level == 1:
-                articles.append((match.group(2), [[]]))
-            elif articles and (level == 2 or subsections):
-                articles[-1][1].append([])
-            continue
-        if not articles:
-            continue
-        text = line.strip()
-        for escaped, plain in UNESCAPE:
-            text = text.replace(escaped, plain)
-        articles[-1][1][-1].append(text)
-    return [(title, [seg for seg in segments if seg]) for title, segments in articles]
-
-
-def split_articles(
-    raw: Sequence[Tuple[str, List[List[str]]]], split: Callable[[str], List[int]]
-) -> List[Article]:
+def split_articles(raw: Sequence[WikiArticle], split: Callable[[str], List[int]]) -> List[Article]:
     """Sentences of every paragraph (the same splitter for all systems)."""
     articles = []
-    for title, segments in raw:
+    for title, segments in ((a.title, a.sections) for a in raw):
         sentences: List[str] = []
         segment_ids: List[int] = []
         for seg_id, paragraphs in enumerate(segments):
@@ -669,7 +635,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wikitext", type=Path, default=Path("data/wikitext-2/wiki.test.raw"))
     parser.add_argument("--config", default="configs/minilm.cfg", help="config or pipeline dir")
-    parser.add_argument("--out", type=Path, default=Path("metrics/segments"))
+    parser.add_argument("--out", type=Path, default=Path("metrics/fig5_segments"))
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--batch-size", type=int, default=4, help="articles per nlp.pipe batch")
     parser.add_argument("--splitter", default="punkt", choices=list(SPLITTERS))
@@ -689,7 +655,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     load_before = os.getloadavg()
     timings: Dict[str, float] = {}
 
-    raw = read_wikitext(args.wikitext, subsections=args.subsections)
+    raw = read_articles(args.wikitext, subsections=args.subsections)
     articles = split_articles(raw, load_splitter(args.splitter))
     half = (len(articles) + 1) // 2
     tuning, test = articles[:half], articles[half:]

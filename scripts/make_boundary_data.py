@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Sequence
@@ -53,42 +52,20 @@ from paper.evaluation import (  # noqa: E402
     strip_final_punctuation,
     to_spacy_examples,
 )
+from paper.wikitext import read_articles  # noqa: E402
 
 WIKI_SPLITTER = "punkt"
-_HEADING = re.compile(r"^\s*=.*=\s*$")
-_TOP_HEADING = re.compile(r"^\s*= [^=].* =\s*$")
 
 
 # -- WikiText ---------------------------------------------------------------------------
 
 
-def detokenize_wikitext(line: str) -> str:
-    """Undo WikiText's tokenized spacing, well enough for a sentence splitter."""
-    text = line.strip()
-    text = text.replace(" @-@ ", "-").replace(" @,@ ", ",").replace(" @.@ ", ".")
-    text = re.sub(r'" ([^"]*?) "', r'"\1"', text)
-    text = re.sub(r" ([.,;:!?%)\]}])", r"\1", text)
-    text = re.sub(r"([(\[{$]) ", r"\1", text)
-    text = re.sub(r" (n't|'s|'re|'ve|'m|'ll|'d)\b", r"\1", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
 def wikitext_articles(path: Path) -> List[List[str]]:
-    """The articles of a WikiText file, each a list of detokenized paragraphs."""
-    articles: List[List[str]] = []
-    with open(path, encoding="utf8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            if _TOP_HEADING.match(line):
-                articles.append([])
-                continue
-            if _HEADING.match(line):
-                continue
-            if not articles:
-                articles.append([])
-            articles[-1].append(detokenize_wikitext(line))
-    return [article for article in articles if article]
+    """The articles of a WikiText file, each a list of readable paragraphs."""
+    return [
+        [p for section in article.sections for p in section]
+        for article in read_articles(path, readable=True)
+    ]
 
 
 def split_sentences(paragraph: str, split: object) -> List[str]:

@@ -11,7 +11,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from thinc.types import Ragged
 
-from paper import corpus, window_stats
+from paper import corpus, wikitext, window_stats
 from paper.claims import evaluate_claims, render_report
 from paper.stats import CLS, PAD, PUNCT, SEP, WORD
 from spacy_attnseg.loading import default_config_path, embedded_model_path
@@ -19,19 +19,31 @@ from spacy_attnseg.loading import default_config_path, embedded_model_path
 ROOT = Path(__file__).resolve().parent.parent
 WIKITEXT = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
 
-HAND_TEXT = """
- = First Article =
-
- The cat sat on the mat . It was a 1 @,@ 000 @-@ year @-@ old cat ! Was it ?
-
- = = A section = =
-
- He said " stop . " Then the U.S. team left ( for good . ) The end .
- = Second Article =
-
- Short one . Another sentence follows here , and it is long enough to need several
- windows of sixteen wordpieces when cut .
-"""
+# WikiText's layout: " " lines around paragraphs, three or more blank lines after a heading
+HAND_TEXT = "\n".join(
+    [
+        " ",
+        " = First Article = ",
+        " ",
+        " ",
+        " ",
+        " The cat sat on the mat . It was a 1 @,@ 000 @-@ year @-@ old cat ! Was it ? ",
+        " ",
+        " = = A section = = ",
+        " ",
+        " ",
+        " ",
+        ' He said " stop . " Then the U.S. team left ( for good . ) The end . ',
+        " = 1 henry and capacitance C = ",
+        " ",
+        " = Second Article = ",
+        " ",
+        " ",
+        " ",
+        " Short one . Another sentence follows here , and it is long enough to need several ",
+        " windows of sixteen wordpieces when cut . ",
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,22 +57,34 @@ def tokenizer() -> Any:
 
 
 def test_headings_and_detokenize() -> None:
-    assert corpus.is_heading(" = Robert Boulter = ")
-    assert corpus.is_heading(" = = = 2000 – 2005 = = = ")
-    assert not corpus.is_heading(" He scored = 3 points .")
-    assert corpus.is_article_heading(" = Robert Boulter = ")
-    assert not corpus.is_article_heading(" = = Career = = ")
-    assert corpus.detokenize(" a 1 @,@ 000 @-@ year @-@ old , 3 @.@ 5 m ") == (
+    lines = HAND_TEXT.split("\n")
+    found = {lines[i].strip(): wikitext.heading(lines, i) for i in range(len(lines))}
+    assert found["= First Article ="] == (1, "First Article")
+    assert found["= = A section = ="] == (2, "A section")
+    # a formula line looks like a heading but is prose (fewer than three blank lines follow)
+    assert found["= 1 henry and capacitance C ="] is None
+    assert wikitext.heading([" = = = 2000 – 2005 = = = ", "", "", ""], 0) == (3, "2000 – 2005")
+    assert wikitext.heading([" He scored = 3 points .", "", "", ""], 0) is None
+    assert wikitext.heading([" = = Unbalanced = ", "", "", ""], 0) is None
+    assert wikitext.detokenize(" a 1 @,@ 000 @-@ year @-@ old , 3 @.@ 5 m ") == (
         "a 1,000-year-old , 3.5 m"
+    )
+    assert wikitext.detokenize(' He said " stop . " ( it was n\'t ) ', readable=True) == (
+        'He said "stop." (it wasn\'t)'
     )
 
 
 def test_read_wikitext_leaves_out_headings() -> None:
     paragraphs = list(corpus.read_wikitext(HAND_TEXT.splitlines()))
-    assert [p.article for p in paragraphs] == [0, 0, 1, 1]
+    assert [p.article for p in paragraphs] == [0, 0, 0, 1, 1]
     assert paragraphs[0].words[:3] == ("The", "cat", "sat")
     assert "1,000-year-old" in paragraphs[0].words
-    assert all("=" not in word for p in paragraphs for word in p.words)
+    assert paragraphs[2].words[0] == "="  # the formula line is prose
+    articles = wikitext.read_articles(HAND_TEXT.splitlines())
+    assert [(a.title, len(a.sections)) for a in articles] == [
+        ("First Article", 2),
+        ("Second Article", 1),
+    ]
 
 
 def _split(text: str) -> List[str]:
