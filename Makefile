@@ -33,8 +33,8 @@ train-boundaries: install
 	$(BIN)/python -m spacy project run train-boundaries
 
 lint: install
-	$(BIN)/ruff check spacy_attnseg tests scripts
-	$(BIN)/ruff format --check spacy_attnseg tests scripts
+	$(BIN)/ruff check spacy_attnseg tests scripts paper
+	$(BIN)/ruff format --check spacy_attnseg tests scripts paper
 	$(BIN)/mypy spacy_attnseg
 
 test: lint

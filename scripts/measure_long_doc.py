@@ -1,10 +1,13 @@
 """Peak RSS and time of one ~100,000-token document (UD EWT test repeated) through the
-transformer alone or the default pipeline, in this process (1 torch thread).
+transformer alone or the default pipeline, in this process (1 torch thread). Prints the
+numbers and writes them to ``metrics/long_doc_MODE.json`` (with the load average).
 
     python scripts/measure_long_doc.py transformer
     python scripts/measure_long_doc.py default
 """
 
+import json
+import os
 import resource
 import sys
 import time
@@ -32,6 +35,17 @@ def main(mode: str, min_words: int = 85000) -> None:
     segments = len(doc.spans["attn_segments"]) if "attn_segments" in doc.spans else 0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(f"{mode}: {len(doc)} tokens, {segments} segments, {seconds:.1f} s, {peak_mb} MB peak")
+    record = {
+        "mode": mode,
+        "tokens": len(doc),
+        "segments": segments,
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": peak_mb,
+        "torch_threads": 1,
+        "load_average": os.getloadavg(),
+    }
+    out = Path(__file__).resolve().parents[1] / "metrics" / f"long_doc_{mode}.json"
+    out.write_text(json.dumps(record, indent=2), encoding="utf8")
 
 
 if __name__ == "__main__":

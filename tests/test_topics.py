@@ -214,6 +214,12 @@ def test_chunk_cli(tmp_path: Any) -> None:
             assert text[r["start"] : r["end"]] == r["text"]
             assert r["n_tokens"] <= 40 or r["n_sents"] == 1
     assert len([r for r in records if r["doc"] == 0]) >= 3
+    # a boundary that costs more than any topic change removes: one chunk per document
+    result = run_cli(["chunk", str(path), "--max-tokens", "0", "--penalty", "1000", "-q"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["doc"] for r in records] == [0, 2]  # (the empty text has no chunk)
+    assert [r["score"] for r in records] == [0.0, 0.0]
 
 
 @settings(max_examples=40, deadline=None)
