@@ -29,6 +29,10 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
+from spacy_attnseg.segments import block_average, blocks_from_separators
+from spacy_attnseg.sentences import column_scores
+from spacy_attnseg.similarity import pair_mask, peak_scale
+
 #: Wordpiece categories used by ``categories`` arrays.
 CLS, SEP, PUNCT, WORD, PAD = 0, 1, 2, 3, 4
 #: Display names of the categories, indexed by category.
@@ -119,8 +123,7 @@ def top_columns(column_sums: np.ndarray, *, threshold: float) -> np.ndarray:
     """
     sums = np.asarray(column_sums, dtype=np.float64)
     top = sums.max(axis=-1, keepdims=True)
-    normalised = _ratio(sums, np.broadcast_to(top, sums.shape))
-    return (top > 0) & (np.nan_to_num(normalised, nan=0.0) >= threshold)
+    return (top > 0) & (column_scores(sums) >= threshold)
 
 
 def high_attention_columns(
@@ -168,16 +171,14 @@ def block_matrix(
     _check_shape(sim, (length, length), "similarity")
     flags = _vector(separator_flags, length, "separator_flags", bool)
     keep = np.ones(length, bool) if valid is None else _vector(valid, length, "valid", bool)
-    block = np.concatenate([[0], np.cumsum(flags)[:-1]]).astype(np.int64)
-    n_blocks = int(block[-1]) + 1 if length else 0
-    member = np.zeros((length, n_blocks))
-    member[np.arange(length), block] = keep
-    weight = np.outer(keep, keep).astype(np.float64)
-    if exclude_diagonal:
-        np.fill_diagonal(weight, 0.0)
-    sums = member.T @ (sim * weight) @ member
-    counts = member.T @ weight @ member
-    means = np.nan_to_num(_ratio(sums, counts), nan=0.0)
+    block = blocks_from_separators(flags)
+    if not length:
+        return np.zeros((0, 0))
+    # the blocks' means over their valid positions (the package's Fig. 5 average)
+    means = np.zeros((int(block[-1]) + 1,) * 2)
+    if keep.any():
+        found = block_average(sim[keep][:, keep], block[keep], exclude_diagonal=exclude_diagonal)
+        means[: found.shape[0], : found.shape[1]] = np.nan_to_num(found, nan=0.0)
     return means[block][:, block] * np.outer(keep, keep)
 
 
@@ -198,15 +199,9 @@ def normalised_similarity(context_layer: np.ndarray, mask: np.ndarray, n_heads: 
     length = hidden.shape[0]
     keep = _vector(mask, length, "mask", bool)
     heads = hidden.reshape(length, n_heads, -1).transpose(1, 0, 2)
-    sim = heads @ heads.transpose(0, 2, 1)
-    pair_mask = np.outer(keep, keep)
-    np.fill_diagonal(pair_mask, False)
-    sim = np.where(pair_mask, sim, 0.0)
-    if not pair_mask.any():
-        return sim
-    top = np.where(pair_mask, sim, -np.inf).max(axis=(1, 2))
-    scale = np.where(top > 0, top, np.inf)
-    return sim / scale[:, None, None]
+    sim = np.where(pair_mask(keep), heads @ heads.transpose(0, 2, 1), 0.0)
+    denom, positive = peak_scale(sim)
+    return np.where(positive[:, None, None], sim / denom[:, None, None], 0.0)
 
 
 def pairs_from_similarity(

@@ -18,16 +18,15 @@ from typing import Any, Dict
 
 import numpy as np
 
+from spacy_attnseg.segments import blocks_from_separators
+
 from .stats import _check_same, _jsonable, _ratio, _vector, top_columns
 
 
 def block_ids(separator_flags: np.ndarray) -> np.ndarray:
     """Block index of each position: each separator closes its block (as in
     :func:`.stats.block_matrix`), the next position starts a new one."""
-    flags = np.asarray(separator_flags, dtype=bool)
-    if not flags.size:
-        return np.zeros(0, dtype=np.int64)
-    return np.concatenate([[0], np.cumsum(flags)[:-1]]).astype(np.int64)
+    return blocks_from_separators(separator_flags)
 
 
 def separator_columns(column_sums: np.ndarray, threshold: float = 0.3) -> np.ndarray:

@@ -22,7 +22,7 @@ from tqdm import tqdm
 
 from .capture import CaptureRequest
 from .errors import Errors
-from .sentences import candidate_mask, decision_targets
+from .sentences import candidate_mask, decision_targets, normalised_window_scores
 from .windows import token_values
 
 CALIBRATION_CONSUMER = "attnseg_calibration"
@@ -230,9 +230,7 @@ class Calibrator:
         rows = [layer * self.n_heads + head for head in heads]
         per_doc = []
         for doc in self.docs:
-            summed = doc.colsums[:, rows].sum(axis=1)
-            top = summed.max(axis=1, keepdims=True)
-            normalised = numpy.where(top > 0, summed / numpy.maximum(top, 1e-12), 0.0)
+            normalised = normalised_window_scores(doc.colsums[:, rows])
             per_doc.append(token_values(normalised[:, :, None], doc.align, len(doc.targets)))
         scores, gold = self._candidates(per_doc)
         return sweep_threshold(scores[:, 0], gold, self.n_gold)

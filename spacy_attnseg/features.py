@@ -42,7 +42,7 @@ from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
 from .capture import COLSUM_HEADS, COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
 from .errors import Errors
-from .sentences import SENTENCE_FINAL
+from .sentences import SENTENCE_FINAL, column_scores
 from .windows import ops_for, token_values
 
 HIDDEN = "last_hidden_state"
@@ -217,9 +217,9 @@ def colsum_features(colsums: Any, align: Ragged, n_tokens: int) -> numpy.ndarray
     """
     ops = ops_for(colsums)
     xp = ops.xp
-    values = xp.asarray(colsums, dtype="float32").transpose(0, 2, 1)  # (n_win, L, H)
-    top = values.max(axis=1, keepdims=True)
-    relative = values / xp.where(top > 0, top, 1.0)
+    raw = xp.asarray(colsums, dtype="float32")
+    values = raw.transpose(0, 2, 1)  # (n_win, L, H)
+    relative = column_scores(raw).transpose(0, 2, 1)
     stacked = xp.concatenate([xp.log1p(xp.maximum(values, 0.0)), relative], axis=2)
     return token_values(xp.ascontiguousarray(stacked), align, n_tokens)
 

@@ -27,13 +27,18 @@ ANY = "any"
 PUNCT = "punct"
 
 
+def column_scores(sums: Any) -> Any:
+    """The paper's column normalisation (sec. 2): column sums ``(..., L)`` divided by
+    their maximum over the last axis; a row whose maximum is not positive scores 0
+    everywhere. Any array module."""
+    top = sums.max(axis=-1, keepdims=True)
+    return sums / (top + (top <= 0)) * (top > 0)
+
+
 def normalised_window_scores(colsums: Any) -> Any:
-    """Sum the heads' column sums ``(n_windows, n_heads, L)`` and divide every window by
-    its maximum; a window without attention mass scores 0 everywhere."""
-    summed = colsums.sum(axis=1)
-    top = summed.max(axis=1, keepdims=True)
-    xp_top = top + (top <= 0)
-    return summed / xp_top * (top > 0)
+    """Sum the heads' column sums ``(n_windows, n_heads, L)`` and normalise every window
+    (``column_scores``)."""
+    return column_scores(colsums.sum(axis=1))
 
 
 def validate_candidates(candidates: Union[str, Sequence[str]]) -> Union[str, List[str]]:

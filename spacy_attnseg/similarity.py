@@ -87,6 +87,26 @@ def _split_heads(context: Any, n_heads: int) -> Any:
     return per_head.transpose(0, 2, 1, 3)
 
 
+def pair_mask(mask: Any) -> Any:
+    """The pairs the paper's rule may return (sec. 3): ``(..., L, L)`` True where both
+    positions are in ``mask`` (``(..., L)`` bool) and off the diagonal."""
+    xp = get_array_module(mask)
+    length = mask.shape[-1]
+    off_diagonal = ~xp.eye(length, dtype=bool)
+    return mask[..., :, None] & mask[..., None, :] & off_diagonal
+
+
+def peak_scale(sims: Any) -> Tuple[Any, Any]:
+    """The paper's normalisation (sec. 3): each ``(..., L, L)`` similarity matrix, with
+    the pairs outside ``pair_mask`` already 0, is divided by its maximum; a matrix whose
+    maximum is not positive has no pairs (and is not divided). RETURNS: the divisor and
+    whether the maximum is positive, both ``(...,)``."""
+    xp = get_array_module(sims)
+    peak = sims.reshape(sims.shape[:-2] + (-1,)).max(axis=-1)
+    positive = peak > 0
+    return xp.where(positive, peak, xp.ones_like(peak)), positive
+
+
 def context_similarity(
     context: ArrayIn, n_heads: int, heads: Sequence[int] | None = None
 ) -> Floats4d:
@@ -139,9 +159,7 @@ def high_similarity_pairs(
         raise ValueError(f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})")
     if not head_idx or n_win == 0 or length == 0:
         return WordpiecePairs.empty()
-    # Masked matrix: both wordpieces in the mask, diagonal excluded.
-    off_diag = ~xp.eye(length, dtype=bool)
-    both = mask[:, :, None] & mask[:, None, :] & off_diag[None]
+    both = pair_mask(mask)
     # Pairs that may be returned: the strict upper triangle (i < j) of the above.
     upper = both & xp.triu(xp.ones((length, length), dtype=bool), k=1)[None]
     zero = xp.zeros((), dtype=per_head.dtype)
@@ -154,9 +172,7 @@ def high_similarity_pairs(
     for h in head_idx:
         out = per_head[:, h]
         sim = xp.where(both, xp.matmul(out, out.transpose(0, 2, 1)), zero)
-        peak = sim.reshape(n_win, length * length).max(axis=1)
-        positive = peak > 0
-        denom = xp.where(positive, peak, xp.ones_like(peak))
+        denom, positive = peak_scale(sim)
         norm = sim / denom[:, None, None]
         keep = upper & positive[:, None, None] & (norm >= threshold)
         w, i, j = xp.nonzero(keep)
@@ -419,20 +435,12 @@ def layer_token_pairs(
         sims = numpy.matmul(out, out.transpose(0, 2, 1))
         diag = numpy.arange(plan.n_q)
         sims[:, diag, diag] = 0
-        # Masked wordpieces and the diagonal count as 0 in the maximum, as in
-        # high_similarity_pairs (so a head whose maximum is <= 0 gives no pairs).
-        peak = sims.reshape(len(sims), -1).max(axis=1)
-        positive = peak > 0
-        denom = numpy.where(positive, peak, numpy.ones_like(peak))
+        # Only masked-in rows are here and the diagonal is 0: the same maximum as
+        # high_similarity_pairs takes over its masked matrix.
+        denom, positive = peak_scale(sims)
         if segment is not None:
-            # segment_similarity divides by max(peak, 1e-12) and zeroes heads whose
-            # peak is <= 0: the same values as sims / denom unless 0 < peak < 1e-12.
-            if positive.all() and (peak >= 1e-12).all():
-                seg = (sims / denom[:, None, None]).mean(axis=0)
-            else:
-                seg_denom = numpy.maximum(peak, 1e-12)
-                seg = numpy.where(positive[:, None, None], sims / seg_denom[:, None, None], 0.0)
-                seg = seg.mean(axis=0)
+            seg = numpy.where(positive[:, None, None], sims / denom[:, None, None], 0.0)
+            seg = seg.mean(axis=0)
             seg_tok = _to_runs(seg[None], plan)[0]
             local = plan.tokens[:, None], plan.tokens[None, :]
             segment[local] = numpy.maximum(segment[local], seg_tok)
@@ -500,10 +508,9 @@ def segment_similarity(
     split = context.reshape((n_win, length, n_heads, head_dim))[:, :, chosen]
     split = split.transpose((0, 2, 1, 3)).astype("float32")
     sims = split @ split.transpose((0, 1, 3, 2))
-    mask = wp_mask[:, None, :, None] & wp_mask[:, None, None, :]
-    sims = sims * mask * (1 - xp.eye(length, dtype="float32"))
-    top = sims.max(axis=(2, 3), keepdims=True)
-    sims = xp.where(top > 0, sims / xp.maximum(top, 1e-12), 0.0).mean(axis=1)
+    sims = sims * pair_mask(xp.asarray(wp_mask, dtype=bool))[:, None]
+    denom, positive = peak_scale(sims)
+    sims = xp.where(positive[..., None, None], sims / denom[..., None, None], 0.0).mean(axis=1)
     values = to_numpy(sims).astype("float32")
     out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
     windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
