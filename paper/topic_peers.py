@@ -12,7 +12,7 @@ indices of the sentences that start a segment (0 first).
 from __future__ import annotations
 
 import bisect
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 
@@ -39,15 +39,15 @@ def starts_from_offsets(
     return sorted(starts)
 
 
-def nltk_texttiling(sentences: Sequence[str], w: int = 20, k: int = 10) -> List[int]:
-    """NLTK TextTiling's segment starts; [0] where NLTK refuses the text (too short)."""
+def nltk_texttiling(sentences: Sequence[str], w: int = 20, k: int = 10) -> Optional[List[int]]:
+    """NLTK TextTiling's segment starts; None where NLTK refuses the text (too short)."""
     from nltk.tokenize import TextTilingTokenizer
 
     tiler = TextTilingTokenizer(w=w, k=k, stopwords=stop_words())
     try:
         pieces = tiler.tokenize("\n\n".join(sentences))
     except ValueError:
-        return [0]
+        return None
     ends = numpy.cumsum([len(p) for p in pieces[:-1]]).tolist()
     return starts_from_offsets(sentences, 2, ends)
 

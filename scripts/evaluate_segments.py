@@ -92,7 +92,6 @@ statistics, settings, runtime) and ``OUT.md`` (one table and notes).
 from __future__ import annotations
 
 import argparse
-import bisect
 import json
 import os
 import platform
@@ -106,6 +105,7 @@ import numpy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from paper import topic_peers  # noqa: E402
 from paper.evaluation import SPLITTERS, load_splitter  # noqa: E402
 from paper.segmentation_metrics import (  # noqa: E402
     boundaries_from_starts,
@@ -213,42 +213,13 @@ def evenly_spaced(n_units: int, mean_length: float) -> List[int]:
     return sorted(starts)
 
 
-def stop_words() -> List[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return sorted(STOP_WORDS)
-
-
 def nltk_texttiling(
     articles: Sequence[Article], w: int = 20, k: int = 10
 ) -> Tuple[List[List[int]], int]:
-    """Sentence starts from NLTK TextTiling, every sentence a paragraph; and the number
-    of articles it could not segment."""
-    from nltk.tokenize import TextTilingTokenizer
-
-    tiler = TextTilingTokenizer(w=w, k=k, stopwords=stop_words())
-    out: List[List[int]] = []
-    failures = 0
-    for article in articles:
-        offsets = []
-        position = 0
-        for sentence in article.sentences:
-            offsets.append(position)
-            position += len(sentence) + 2
-        text = "\n\n".join(article.sentences)
-        try:
-            pieces = tiler.tokenize(text)
-        except ValueError:
-            failures += 1
-            out.append([0])
-            continue
-        starts = {0}
-        position = 0
-        for piece in pieces[:-1]:
-            position += len(piece)
-            starts.add(min(bisect.bisect_left(offsets, position), len(offsets) - 1))
-        out.append(sorted(starts))
-    return out, failures
+    """Sentence starts from NLTK TextTiling (``paper.topic_peers``), every sentence a
+    paragraph; and the number of articles it could not segment (given no boundary)."""
+    found = [topic_peers.nltk_texttiling(a.sentences, w=w, k=k) for a in articles]
+    return [starts or [0] for starts in found], sum(starts is None for starts in found)
 
 
 def embedding_texttiling(vectors: numpy.ndarray, block: int) -> List[int]:

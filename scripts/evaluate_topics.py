@@ -131,7 +131,7 @@ def score(doc: Any, ref: Sequence[int], hyp: Sequence[int]) -> Dict[str, float]:
     return {"pk": pk(ref_gaps, hyp_gaps, k), "wd": window_diff(ref_gaps, hyp_gaps, k)}
 
 
-def fig5_pipeline(threads: int) -> Any:
+def fig5_pipeline() -> Any:
     """The default pipeline plus ``attn_head_pairs`` with the Fig. 5 choice of
     ``metrics/fig5_segments.json`` (layer 4 and 0.4 where that file is missing)."""
     from spacy_attnseg import load_pipeline
@@ -157,7 +157,7 @@ def run(
     systems: Dict[str, Callable[[Any], List[int]]] = {}
     if peers:
         sentences = lambda doc: [s.text for s in doc.sents]  # noqa: E731
-        systems["NLTK TextTiling"] = lambda doc: nltk_texttiling(sentences(doc))
+        systems["NLTK TextTiling"] = lambda doc: nltk_texttiling(sentences(doc)) or [0]
         systems["embedding TextTiling (second pass)"] = lambda doc: second.texttiling(
             sentences(doc)
         )
@@ -257,7 +257,7 @@ def main(argv: Any = None) -> int:
         overrides[f"components.attn_segmenter.{key}"] = json.loads(value)
     nlp = load_pipeline(overrides=overrides)
     peers = not args.no_peers
-    fig5 = fig5_pipeline(args.threads) if peers else None
+    fig5 = fig5_pipeline() if peers else None
     tune = args.half == "tune"
     sets = {
         "synthetic": lambda: synthetic_docs(args.half, args.n_synthetic),

@@ -45,12 +45,9 @@ def mean_vectors(
     row_unit: the unit (sentence) of each of those rows.
     RETURNS: ``(n_units, width)`` float32; a unit without wordpieces gets zeros.
     """
-    row_unit = numpy.asarray(row_unit, dtype="int64")
     flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
-    sums = numpy.zeros((n_units, flat.shape[1]), dtype="float64")
-    numpy.add.at(sums, row_unit, flat[numpy.asarray(rows, dtype="int64")])
-    counts = numpy.bincount(row_unit, minlength=n_units)[:, None]
-    return (sums / numpy.maximum(counts, 1)).astype("float32")
+    rows = numpy.asarray(rows, dtype="int64")
+    return group_means(flat[rows], row_unit, n_units).astype("float32")
 
 
 def unit_vectors(means: numpy.ndarray) -> numpy.ndarray:
@@ -61,13 +58,14 @@ def unit_vectors(means: numpy.ndarray) -> numpy.ndarray:
     return vectors / numpy.maximum(norms, 1e-12)
 
 
-def group_means(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
-    """Mean of the rows of ``means`` in each group (``groups``: 0, 1, ... per row)."""
+def group_means(values: numpy.ndarray, groups: numpy.ndarray, n_groups: int = 0) -> numpy.ndarray:
+    """Mean of the rows of ``values`` in each group (``groups``: 0, 1, ... per row;
+    at least ``n_groups`` groups, an empty one gets zeros), in float64."""
     groups = numpy.asarray(groups, dtype="int64")
-    n = int(groups.max()) + 1 if len(groups) else 0
-    sums = numpy.zeros((n, means.shape[1]), dtype="float64")
-    numpy.add.at(sums, groups, means)
-    return sums / numpy.bincount(groups, minlength=n)[:, None]
+    n = max(n_groups, int(groups.max()) + 1 if len(groups) else 0)
+    sums = numpy.zeros((n, values.shape[1]), dtype="float64")
+    numpy.add.at(sums, groups, values)
+    return sums / numpy.maximum(numpy.bincount(groups, minlength=n), 1)[:, None]
 
 
 class Cost:
@@ -85,14 +83,18 @@ class Cost:
         sizes = numpy.maximum(b - a, 1)
         return (self.sq[b] - self.sq[a]) - (s * s).sum(axis=-1) / sizes
 
+    def drop(self, a: int, split: numpy.ndarray, b: int) -> numpy.ndarray:
+        """The cost that splitting ``[a, b)`` at each of ``split`` removes."""
+        split = numpy.asarray(split)
+        left = numpy.full(split.shape, a)
+        right = numpy.full(split.shape, b)
+        return self(numpy.array(a), numpy.array(b)) - self(left, split) - self(split, right)
+
     def gains(self, a: int, b: int, min_len: int = 1) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """Split points ``s`` of ``[a, b)`` (``min_len`` or more units each side) and the
-        cost each split removes."""
+        """Split points of ``[a, b)`` (``min_len`` or more units each side) and the cost
+        each removes."""
         splits = numpy.arange(a + min_len, b - min_len + 1)
-        whole = self(numpy.array(a), numpy.array(b))
-        return splits, whole - self(numpy.full(len(splits), a), splits) - self(
-            splits, numpy.full(len(splits), b)
-        )
+        return splits, self.drop(a, splits, b)
 
 
 MAX_UNITS = 256
@@ -303,9 +305,7 @@ def boundary_scores(vectors: numpy.ndarray, starts: Sequence[int], penalty: floa
     unit = boundary_penalty(penalty, len(vectors))
     scores = [0.0]
     for i in range(1, len(starts)):
-        a, s, b = bounds[i - 1], bounds[i], bounds[i + 1]
-        drop = cost(numpy.array(a), numpy.array(b)) - cost(numpy.array(a), numpy.array(s))
-        drop = drop - cost(numpy.array(s), numpy.array(b))
+        drop = cost.drop(bounds[i - 1], numpy.array(bounds[i]), bounds[i + 1])
         scores.append(round(float(drop) / unit, 6))
     return scores
 

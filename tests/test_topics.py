@@ -277,7 +277,7 @@ def test_partition_is_optimal(vectors: numpy.ndarray, penalty: float, min_len: i
     assert got == pytest.approx(brute_force_partition(vectors, penalty, min_len), abs=1e-9)
 
 
-def test_partition_finds_planted_topics_in_linear_time_and_bounded_runs() -> None:
+def test_partition_finds_planted_topics_and_cuts_runs_at_max_len() -> None:
     rng = numpy.random.default_rng(0)
     centres = rng.normal(size=(6, 32))
     planted = numpy.repeat(centres, 8, axis=0) + 0.3 * rng.normal(size=(48, 32))
