@@ -27,7 +27,9 @@ The protocol, as used for every number this project reports:
   before the sentences are joined; the gold starts are recomputed on the
   modified text. Sentences that become empty (``"?"``, ``"..."``) are dropped.
   Rule-based splitters score about 0 here, since they rely on exactly these
-  cues.
+  cues. The "lower-no-punct" variant (``strip_all_punct=True``) goes further: every
+  punctuation mark and symbol is removed (an apostrophe or hyphen inside a word stays)
+  and the text lowercased, as speech recognition output reads.
 
 Baseline splitters live in :data:`SPLITTERS`. Each entry is a factory that
 imports its library lazily and returns a function from a text to sentence
@@ -101,16 +103,20 @@ SplitterFactory = Callable[[], SplitFn]
 # ---------------------------------------------------------------------------
 
 
-#: The two text variants every boundary evaluation scores: as written, and with every
-#: sentence's final ``.``/``!``/``?`` removed and the text lowercased (value: strip).
-VARIANTS: Dict[str, bool] = {"raw": False, "no-punct": True}
+#: The text variants every boundary evaluation scores (value: the reader's keywords):
+#: as written; with every sentence's final ``.``/``!``/``?`` removed and the text
+#: lowercased; and lowercased with every punctuation mark removed (speech-like text).
+VARIANTS: Dict[str, Dict[str, bool]] = {
+    "raw": {},
+    "no-punct": {"strip_final_punct": True},
+    "lower-no-punct": {"strip_all_punct": True},
+}
 
 
 def read_conllu_variants(path: PathLike) -> Dict[str, List[GoldDocument]]:
     """:func:`read_conllu_documents` of ``path`` in each of the :data:`VARIANTS`."""
     return {
-        variant: read_conllu_documents(path, strip_final_punct=strip)
-        for variant, strip in VARIANTS.items()
+        variant: read_conllu_documents(path, **options) for variant, options in VARIANTS.items()
     }
 
 

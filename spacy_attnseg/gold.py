@@ -35,6 +35,8 @@ _RANGE_ID = re.compile(r"^(\d+)-(\d+)$")
 # A sentence-final run of . ! ? followed only by closing quotes/brackets and
 # whitespace. Group 1 keeps the closers.
 _FINAL_PUNCT = re.compile(r"[.!?]+([\"'\u201d\u2019\u00bb)\]}]*)\s*$")
+# Punctuation and symbols, except an apostrophe or hyphen inside a word ("don't", "e-mail").
+_ANY_PUNCT = re.compile(r"(?<!\w)['\u2019-]|['\u2019-](?!\w)|[^\w\s'\u2019-]|_")
 
 
 def strip_final_punctuation(sentence: str) -> str:
@@ -46,6 +48,13 @@ def strip_final_punctuation(sentence: str) -> str:
     text is not lowercased here; :func:`read_conllu_documents` does that.
     """
     return _FINAL_PUNCT.sub(r"\1", sentence, count=1).rstrip()
+
+
+def strip_all_punctuation(sentence: str) -> str:
+    """Remove every punctuation mark and symbol of a sentence (an apostrophe or hyphen
+    inside a word stays: ``"don't"``, ``"e-mail"``) and collapse the whitespace left:
+    text as speech recognition writes it, before lowercasing."""
+    return " ".join(_ANY_PUNCT.sub(" ", sentence).split())
 
 
 def _surface_from_tokens(token_lines: List[List[str]]) -> str:
@@ -85,7 +94,9 @@ def _build_document(sentences: List[str]) -> GoldDocument:
     return GoldDocument(text=" ".join(sentences), starts=starts)
 
 
-def read_conllu_documents(path: PathLike, *, strip_final_punct: bool = False) -> List[GoldDocument]:
+def read_conllu_documents(
+    path: PathLike, *, strip_final_punct: bool = False, strip_all_punct: bool = False
+) -> List[GoldDocument]:
     """Read a CoNLL-U file into documents with gold sentence starts.
 
     A ``# newdoc`` comment starts a new document (sentences before the first
@@ -96,8 +107,9 @@ def read_conllu_documents(path: PathLike, *, strip_final_punct: bool = False) ->
 
     With ``strip_final_punct=True`` (the "no punctuation" variant) every
     sentence goes through :func:`strip_final_punctuation` and is lowercased
-    before joining; sentences left empty are dropped. Documents with no
-    sentences are skipped.
+    before joining; sentences left empty are dropped. With ``strip_all_punct=True``
+    every punctuation mark goes (:func:`strip_all_punctuation`) and the sentence is
+    lowercased. Documents with no sentences are skipped.
     """
     documents: List[List[str]] = []
     current: List[str] | None = None
@@ -110,7 +122,9 @@ def read_conllu_documents(path: PathLike, *, strip_final_punct: bool = False) ->
             return
         text = sent_text if sent_text is not None else _surface_from_tokens(token_lines)
         text = text.strip()
-        if strip_final_punct:
+        if strip_all_punct:
+            text = strip_all_punctuation(text).lower()
+        elif strip_final_punct:
             text = strip_final_punctuation(text).lower()
         if text:
             if current is None:

@@ -273,3 +273,36 @@ def test_sentencizer_on_ewt_test_matches_reference() -> None:
     assert abs(100 * scores.f - 78.7) <= 1.0
     no_punct = read_conllu_documents(EWT_TEST, strip_final_punct=True)
     assert evaluate_splitter(split, no_punct).f < 0.05
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ('He said, "Don\'t go!" (really?)', "He said Don't go really"),
+        ("e-mail me -- now...", "e-mail me now"),
+        ("It costs $5 - or 10%.", "It costs 5 or 10"),
+        ("snake_case and 'quoted' words", "snake case and quoted words"),
+        ("?!", ""),
+    ],
+)
+def test_strip_all_punctuation(sentence: str, expected: str) -> None:
+    from spacy_attnseg.gold import strip_all_punctuation
+
+    assert strip_all_punctuation(sentence) == expected
+
+
+def test_lower_no_punct_variant_keeps_the_words_and_starts() -> None:
+    """The speech-like variant has the raw documents' words (lowercased, punctuation
+    gone) and a start at every sentence that kept a word."""
+    from paper.evaluation import read_conllu_variants
+
+    variants = read_conllu_variants(EWT_TEST)
+    raw, bare = variants["raw"], variants["lower-no-punct"]
+    assert len(raw) == len(bare)
+    for a, b in zip(raw[:40], bare[:40], strict=True):
+        # nothing but words (an apostrophe or hyphen inside a word stays)
+        assert re.sub(r"[^\w\s'\u2019-]|_", " ", b.text) == b.text
+        assert b.text == b.text.lower()
+        words_a = re.findall(r"[^\W_]+", a.text.lower())
+        assert re.findall(r"[^\W_]+", b.text) == words_a
+        assert len(b.starts) <= len(a.starts) and b.starts[0] == 0
