@@ -315,15 +315,21 @@ class AttentionCapture:
         state = self._state
         assert state.attention_mask is not None and state.keep is not None
         batch, length, _ = query.shape
-        q = query.view(batch, length, self._n_heads, self._head_dim)[:, :, heads]
-        k = key.view(batch, length, self._n_heads, self._head_dim)[:, :, heads]
-        q = q.permute(0, 2, 1, 3).float()
+        q = query.view(batch, length, self._n_heads, self._head_dim)
+        k = key.view(batch, length, self._n_heads, self._head_dim)
+        if len(heads) < self._n_heads:
+            q, k = q[:, :, heads], k[:, :, heads]
+        # the scale goes on the queries (B, H, L, d), the smaller operand
+        q = q.permute(0, 2, 1, 3).float() * (1.0 / math.sqrt(self._head_dim))
         k = k.permute(0, 2, 1, 3).float()
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self._head_dim)
+        scores = torch.matmul(q, k.transpose(-1, -2))
         pad = (state.attention_mask == 0)[:, None, None, :]
-        scores = scores.masked_fill(pad, torch.finfo(scores.dtype).min)
+        scores.masked_fill_(pad, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, dim=-1)
-        return column_sums(probs, state.keep)
+        # column sums over the kept query rows as one matrix-vector product per head
+        keep = state.keep.to(probs.dtype)
+        sums = torch.matmul(keep[:, None, None, :], probs)[:, :, 0, :]
+        return sums * keep[:, None, :]
 
     def _end_pass(self, module: Any, args: Tuple, output: Any) -> None:
         state = self._state

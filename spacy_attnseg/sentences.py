@@ -13,9 +13,12 @@ thresholds: the start each separator makes, and the starts the layout makes on i
 through it.
 """
 
-from typing import Any, List, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy
+from spacy.attrs import IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, ORTH, SPACY
+from spacy.strings import get_string_id
 from spacy.tokens import Doc
 
 from .errors import Errors
@@ -58,32 +61,62 @@ def candidate_mask(doc: Doc, candidates: Union[str, Sequence[str]]) -> numpy.nda
     if candidates == ANY:
         return numpy.array([not token.is_space for token in doc], dtype=bool)
     if candidates == PUNCT:
-        return numpy.array([token.is_punct and not _opens(token) for token in doc], dtype=bool)
+        punct = numpy.array([token.is_punct for token in doc], dtype=bool)
+        return punct & ~token_classes(doc).opens
     allowed = set(candidates)
     return numpy.array([token.text in allowed for token in doc], dtype=bool)
 
 
-def _opens(token: Any) -> bool:
-    """An opening bracket or quote: ``(``, ``“``, or a quote that may open or close
-    (``"``, ``'``) with whitespace (or the start of the doc) before it."""
-    if token.is_left_punct and not token.is_right_punct:
-        return True
-    attached = token.i > 0 and not token.doc[token.i - 1].whitespace_
-    return bool(token.is_quote and token.is_left_punct and not attached)
+@dataclass(frozen=True)
+class TokenClasses:
+    """The layout classes of a Doc's tokens, one boolean array each (computed once from
+    the lexeme flags with ``Doc.to_array``, not token by token):
+
+    * ``continues``: the token stays in a sentence that a separator before it ends (more
+      sentence-final punctuation, whitespace, a closing bracket, a quote that may open
+      or close (``"``, ``'``) attached to the previous token; an opening-only quote such
+      as ``“`` never does);
+    * ``opens``: an opening bracket or quote (``(``, ``“``, or a quote that may open or
+      close with whitespace or the start of the Doc before it);
+    * ``blank``: a whitespace token holding two or more line breaks (a paragraph break);
+    * ``space``: a whitespace token.
+    """
+
+    continues: numpy.ndarray
+    opens: numpy.ndarray
+    blank: numpy.ndarray
+    space: numpy.ndarray
 
 
-def _continues_separator(token: Any) -> bool:
-    """Tokens after a separator that stay in the ending sentence: more sentence-final
-    punctuation, closing quotes and brackets, whitespace. A quote that may open or close
-    (``"``, ``'``) closes when it is attached to the previous token, and opens the next
-    sentence when whitespace precedes it; an opening-only quote (``“``) always opens."""
-    if token.text in SENTENCE_FINAL or token.is_space:
-        return True
-    if token.is_right_punct and not token.is_left_punct:
-        return True
-    opening_only = token.is_left_punct and not token.is_right_punct
-    attached = token.i > 0 and not token.doc[token.i - 1].whitespace_
-    return bool(token.is_quote and not opening_only and attached)
+_CLASS_ATTRS = [ORTH, IS_SPACE, IS_LEFT_PUNCT, IS_RIGHT_PUNCT, IS_QUOTE, SPACY]
+_FINAL_IDS = numpy.array(sorted(get_string_id(text) for text in SENTENCE_FINAL), dtype="uint64")
+
+
+def sentence_final(doc: Doc) -> numpy.ndarray:
+    """Which tokens of ``doc`` are sentence-final punctuation (``SENTENCE_FINAL``)."""
+    if len(doc) == 0:
+        return numpy.zeros(0, dtype=bool)
+    return numpy.isin(doc.to_array(ORTH), _FINAL_IDS)
+
+
+def token_classes(doc: Doc) -> TokenClasses:
+    """The :class:`TokenClasses` of ``doc``."""
+    n = len(doc)
+    if n == 0:
+        empty = numpy.zeros(0, dtype=bool)
+        return TokenClasses(empty, empty, empty, empty)
+    values = doc.to_array(_CLASS_ATTRS).reshape((n, len(_CLASS_ATTRS)))
+    final = sentence_final(doc)
+    space, left, right, quote = (values[:, k].astype(bool) for k in range(1, 5))
+    attached = numpy.zeros(n, dtype=bool)
+    attached[1:] = values[:-1, 5] == 0
+    opening_only = left & ~right
+    continues = final | space | (right & ~left) | (quote & ~opening_only & attached)
+    opens = opening_only | (quote & left & ~attached)
+    blank = numpy.zeros(n, dtype=bool)
+    for i in numpy.flatnonzero(space).tolist():
+        blank[i] = doc[i].text.count("\n") >= 2
+    return TokenClasses(continues, opens, blank, space)
 
 
 def is_blank_line(token: Any) -> bool:
@@ -105,15 +138,16 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     return out
 
 
-def next_starts(doc: Doc) -> numpy.ndarray:
+def next_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, the token that starts the next sentence if it is a separator
     (``len(doc)`` if the separator ends the document)."""
+    continues = (classes or token_classes(doc)).continues.tolist()
     n = len(doc)
     out = numpy.full(n, n, dtype="int64")
     following = n
     for i in range(n - 1, -1, -1):
         out[i] = following
-        if not _continues_separator(doc[i]):
+        if not continues[i]:
             following = i
     return out
 
@@ -143,24 +177,26 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
     two or more line breaks) that follows some text always starts a sentence. Returns a
     new array of ``starts``' dtype.
     """
+    classes = token_classes(doc)
+    continues, blank = classes.continues.tolist(), classes.blank.tolist()
+    space = classes.space.tolist()
     out = numpy.array(starts, copy=True)
+    values = out.tolist()
     carry = False
-    seen_text = False
-    for i, token in enumerate(doc):
-        if i == 0:
-            seen_text = not token.is_space
-            continue
-        if _continues_separator(token):
-            blank_line = paragraph_breaks and is_blank_line(token)
-            carry = carry or bool(out[i]) or (blank_line and seen_text)
-            out[i] = 0
+    seen_text = len(doc) > 0 and not space[0]
+    for i in range(1, len(values)):
+        if continues[i]:
+            carry = carry or bool(values[i]) or (paragraph_breaks and blank[i] and seen_text)
+            values[i] = 0
         elif carry:
-            out[i] = 1
+            values[i] = 1
             carry = False
-        seen_text = seen_text or not token.is_space
+        seen_text = seen_text or not space[i]
+    out[:] = values
+    opens = classes.opens.tolist()
     for start in numpy.flatnonzero(out).tolist():
         first = start
-        while first > 0 and _opens(doc[first - 1]):
+        while first > 0 and opens[first - 1]:
             first -= 1
         if first != start:
             out[start] = 0
@@ -169,11 +205,12 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
     return out
 
 
-def back_over_openings(doc: Doc, start: int) -> int:
+def back_over_openings(doc: Doc, start: int, classes: Optional[TokenClasses] = None) -> int:
     """The token a sentence starting at ``start`` really starts on: opening brackets and
     quotes right before it belong to it."""
+    opens = (classes or token_classes(doc)).opens
     first = start
-    while first > 0 and first < len(doc) and _opens(doc[first - 1]):
+    while first > 0 and first < len(doc) and opens[first - 1]:
         first -= 1
     return first
 
@@ -189,9 +226,11 @@ def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray
     ``targets[separators]``; a test checks it.
     """
     n = len(doc)
-    following = next_starts(doc)
+    classes = token_classes(doc)
+    following = next_starts(doc, classes)
     targets = numpy.array(
-        [back_over_openings(doc, int(t)) if t < n else n for t in following], dtype="int64"
+        [back_over_openings(doc, int(t), classes) if t < n else n for t in following],
+        dtype="int64",
     )
     fixed = layout_starts(doc, numpy.zeros(n, dtype=bool), paragraph_breaks=paragraph_breaks)
     if n:
@@ -222,11 +261,28 @@ def sentence_scores(doc: Doc, token_scores: Sequence[float]) -> List[float]:
     """A score per sentence of ``doc.sents``: the highest separator score among the
     tokens that end it (its last token and the run of punctuation before it)."""
     values = numpy.asarray(token_scores, dtype="float32")
+    continues = token_classes(doc).continues
     scores = []
     for sent in doc.sents:
         end = sent.end
         start = end - 1
-        while start > sent.start and _continues_separator(doc[start]):
+        while start > sent.start and continues[start]:
             start -= 1
         scores.append(float(values[start:end].max()) if end > start else 0.0)
     return scores
+
+
+def sentence_end_scores(doc: Doc) -> List[float]:
+    """How sure each sentence of ``doc.sents`` ends where it does: with ``attn_senter``'s
+    ``doc._.start_scores``, P(S) of the next sentence's first token (1.0 for the last
+    sentence, which the document ends); else the separator score of its end
+    (``sentence_scores`` of ``attn_segmenter``'s ``doc._.separator_scores``); 0.0 when
+    no component scored the tokens."""
+    if not len(doc):
+        return []
+    sents = list(doc.sents)
+    starts = doc._.start_scores if Doc.has_extension("start_scores") else None
+    if starts is not None:
+        return [float(starts[s.start]) for s in sents[1:]] + [1.0]
+    separators = doc._.separator_scores if Doc.has_extension("separator_scores") else None
+    return sentence_scores(doc, separators if separators is not None else [0.0] * len(doc))

@@ -32,6 +32,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from .windows import group_sums
+
 METHODS = ("partition", "texttiling")
 
 
@@ -62,10 +64,8 @@ def group_means(values: numpy.ndarray, groups: numpy.ndarray, n_groups: int = 0)
     """Mean of the rows of ``values`` in each group (``groups``: 0, 1, ... per row;
     at least ``n_groups`` groups, an empty one gets zeros), in float64."""
     groups = numpy.asarray(groups, dtype="int64")
-    n = max(n_groups, int(groups.max()) + 1 if len(groups) else 0)
-    sums = numpy.zeros((n, values.shape[1]), dtype="float64")
-    numpy.add.at(sums, groups, values)
-    return sums / numpy.maximum(numpy.bincount(groups, minlength=n), 1)[:, None]
+    sums = group_sums(values, groups, n_groups)
+    return sums / numpy.maximum(numpy.bincount(groups, minlength=len(sums)), 1)[:, None]
 
 
 class Cost:

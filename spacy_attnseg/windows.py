@@ -17,6 +17,23 @@ def ops_for(array: Any) -> Ops:
     return NumpyOps() if get_array_module(array) is numpy else CupyOps()
 
 
+def group_sums(values: Any, groups: Any, n_groups: int = 0) -> numpy.ndarray:
+    """Sum of the rows of ``values`` in each group (``groups``: 0, 1, ... per row; at
+    least ``n_groups`` groups, an empty one gets zeros), in float64. Rows are sorted by
+    group and each run summed at once (``numpy.add.at`` does the same row by row, many
+    times slower)."""
+    groups = numpy.asarray(groups, dtype="int64")
+    values = numpy.asarray(values, dtype="float64")
+    n = max(n_groups, int(groups.max()) + 1 if len(groups) else 0)
+    sums = numpy.zeros((n, *values.shape[1:]), dtype="float64")
+    if len(groups):
+        order = numpy.argsort(groups, kind="stable")
+        sorted_groups = groups[order]
+        starts = numpy.flatnonzero(numpy.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+        sums[sorted_groups[starts]] = numpy.add.reduceat(values[order], starts, axis=0)
+    return sums
+
+
 def window_length(trf_data: Any) -> int:
     """The padded width ``L`` of the windows in ``trf_data``."""
     return int(trf_data.wordpieces.input_ids.shape[1])

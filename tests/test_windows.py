@@ -6,9 +6,11 @@ from typing import Any, Dict, List, Sequence
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from thinc.types import Ragged
 
-from spacy_attnseg.windows import token_values, window_length, wordpiece_tokens
+from spacy_attnseg.windows import group_sums, token_values, window_length, wordpiece_tokens
 
 
 def ragged(rows_per_token: Sequence[Sequence[int]]) -> Ragged:
@@ -117,3 +119,21 @@ def test_real_alignment(minilm_nlp: Any, sample_text: str) -> None:
         for p in range(length):
             if p >= len(strings[w]) or strings[w][p] in ("[CLS]", "[SEP]", "[PAD]"):
                 assert owners[w, p] == -1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    groups=st.lists(st.integers(0, 12), max_size=60),
+    n_groups=st.integers(0, 15),
+    seed=st.integers(0, 2**16),
+)
+def test_group_sums_equal_unbuffered_addition(groups: List[int], n_groups: int, seed: int) -> None:
+    """``group_sums`` (sorted runs, reduceat) equals ``numpy.add.at`` row by row."""
+    values = numpy.random.default_rng(seed).normal(size=(len(groups), 3)).astype("float32")
+    index = numpy.asarray(groups, dtype="int64")
+    n = max(n_groups, int(index.max()) + 1 if len(index) else 0)
+    expected = numpy.zeros((n, 3), dtype="float64")
+    numpy.add.at(expected, index, values)
+    result = group_sums(values, index, n_groups)
+    assert result.shape == expected.shape
+    numpy.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
