@@ -30,9 +30,12 @@ EWT_TEST = ROOT / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
 
 MODES: Dict[str, Dict[str, Any]] = {
     "transformer": {"help": "transformer alone (default sdpa attention)"},
-    "segmenter": {
-        "help": "transformer + attn_segmenter: sentences and topic segments (the default)"
+    "default": {
+        "help": "the default pipeline: shipped attn_senter sentences + attn_segmenter "
+        "topic segments"
     },
+    "senter": {"help": "transformer + shipped attn_senter (sentences only)"},
+    "segmenter": {"help": "transformer + attn_segmenter (calibrated): sentences and segments"},
     "sentences": {"help": "transformer + attn_segmenter without topic segments (spans_key '')"},
     "attentions": {
         "help": "transformer with output_attentions on every layer (eager) + attn_segmenter"
@@ -65,7 +68,12 @@ def build(mode: str) -> Any:
             "output_attentions": True,
             "attn_implementation": "eager",
         }
-    nlp = load_pipeline(overrides=overrides)
+    if mode in ("default", "senter"):
+        nlp = load_pipeline("default")
+        if mode == "senter":
+            nlp.remove_pipe("attn_segmenter")
+    else:
+        nlp = load_pipeline("attention", overrides=overrides)
     if mode.startswith("transformer") or mode.startswith("pairs"):
         nlp.remove_pipe("attn_segmenter")
     if mode == "pairs_head":

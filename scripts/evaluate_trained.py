@@ -6,14 +6,15 @@ Usage::
         --pipeline attn_senter=training/boundaries/model-best \
         --pipeline senter_listener=training/senter_listener/model-best \
         --pipeline senter_listener_window=training/senter_listener_window/model-best \
-        --pipeline attn_segmenter=configs/minilm.cfg \
+        --pipeline attn_segmenter=attention \
         --out metrics/trained_boundaries
 
 Every pipeline (a saved directory or a config, loaded with
 ``spacy_attnseg.load_pipeline``) and every rule-based splitter of
 ``paper.evaluation.SPLITTERS`` (spaCy's ``sentencizer`` among them) runs on the
-test documents as written ("raw") and in the "no-punct" variant (sentence-final
-``.``/``!``/``?`` removed, lowercased), and is scored with the project's protocol
+test documents in each of ``paper.evaluation.VARIANTS`` (as written; sentence-final
+``.``/``!``/``?`` removed and lowercased; every punctuation mark removed and lowercased),
+and is scored with the project's protocol
 (``evaluation.score_boundaries``: boundary P/R/F1, whitespace-insensitive, document start
 not counted, micro-averaged). Speed is documents per second of ``nlp.pipe`` (after one
 warm-up batch) on ``--threads`` PyTorch threads; the training time is read from the
@@ -117,7 +118,7 @@ def main(argv: List[str] | None = None) -> int:
     for spec in args.pipeline:
         name, _, path_text = spec.partition("=")
         path = Path(path_text or name)
-        nlp = load_pipeline(path)
+        nlp = load_pipeline(path_text or name)  # a folder, a config or a shipped name
         train_s = training_seconds(path)
         for variant, docs in corpora.items():
             scores = evaluate_pipeline(nlp, docs, args.batch_size)
@@ -147,8 +148,9 @@ def main(argv: List[str] | None = None) -> int:
     machine = f"{platform.machine()}, {args.threads} PyTorch threads, CPU"
     notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
-        "- no-punct: every sentence's final . ! ? removed and the text lowercased "
-        "(paper.evaluation).",
+        "- Variants (paper.evaluation): raw, as written; no-punct, every sentence's final "
+        ". ! ? removed and the text lowercased; lower-no-punct, every punctuation mark "
+        "removed (apostrophes and hyphens inside words stay) and the text lowercased.",
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
         "attn_senter's two thresholds (documents with / without sentence-final "
         "punctuation) were chosen on the held-out EWT dev part (scripts/train_boundaries.py).",

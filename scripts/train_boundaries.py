@@ -20,7 +20,8 @@ documents with sentence-final punctuation and ``threshold_no_punct`` on those wi
 (``spacy_attnseg.features.lacks_final_punct``, the rule the component applies), each the
 best of a 0.05..0.8 grid after smoothing F1 over neighbouring grid points. They are
 written into the component's ``cfg`` (and ``config.cfg``) of ``model-best`` and
-recorded in ``training.json``; the time counts as training time.
+recorded in ``training.json`` with the dev F1 at each (the project's boundary protocol);
+the time counts as training time.
 """
 
 from __future__ import annotations
@@ -31,16 +32,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 THRESHOLD_GRID = [round(0.05 + 0.025 * i, 3) for i in range(31)]  # 0.05 .. 0.8
 
 
 def best_threshold(
     decide: Callable[[float], Sequence[Any]], gold: Sequence[Any]
-) -> Optional[float]:
+) -> Optional[Tuple[float, float]]:
     """The grid threshold with the best boundary F1 (first token of a doc not counted),
-    F1 smoothed over each grid point and its two neighbours; None without gold starts.
+    F1 smoothed over each grid point and its two neighbours, and the F1 (unsmoothed) at
+    it; None without gold starts.
     ``decide(threshold)`` gives the predicted starts of every doc (``AttnSenter.decide``,
     so that the threshold is chosen for the decisions the component makes)."""
     import numpy
@@ -58,7 +60,8 @@ def best_threshold(
         scores.append(2 * tp / max(1, n_pred + n_gold))
     padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
     smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
-    return THRESHOLD_GRID[int(numpy.argmax(smoothed))]
+    best = int(numpy.argmax(smoothed))
+    return THRESHOLD_GRID[best], round(100 * float(scores[best]), 1)
 
 
 def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") -> Dict[str, Any]:
@@ -86,17 +89,19 @@ def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") 
     chosen: Dict[str, Any] = {
         "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])}
     }
+    chosen["dev_f1"] = {}
     for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
         group = groups[unpunct]
-        value = best_threshold(
+        best = best_threshold(
             lambda threshold, group=group: [
                 senter.decide(docs[i], probs[i], threshold) for i in group
             ],
             [gold[i] for i in group],
         )
-        chosen[key] = value
-        if value is not None:
-            senter.cfg[key] = value
+        chosen[key] = None if best is None else best[0]
+        if best is not None:
+            senter.cfg[key] = best[0]
+            chosen["dev_f1"]["no_punct" if unpunct else "punct"] = best[1]
     nlp.to_disk(model_dir)
     # nlp.config is a copy: write the chosen values into the saved config.cfg too (the
     # component's cfg file, which from_disk reads last, already holds them).

@@ -29,6 +29,9 @@ def build_attn_features(
     context_layers: Sequence[int] = (),
     hidden: bool = False,
     doc_punct: bool = False,
+    similarity_layers: Optional[Sequence[int]] = None,
+    colsum_layers: Optional[Sequence[int]] = None,
+    colsum_heads: Sequence[int] = (),
 ) -> Model[List[Doc], List[Floats2d]]:
     """Standardised per-token features read from ``doc._.trf_data`` (see
     ``spacy_attnseg.features``). No trainable weights; the transformer's own pass must have
@@ -39,6 +42,12 @@ def build_attn_features(
     context_layers (Sequence[int]): layers whose head outputs of the token are features.
     hidden (bool): the transformer's last hidden state at the token.
     doc_punct (bool): the document's share of sentence-final punctuation.
+    similarity_layers (Optional[Sequence[int]]): the layers whose heads' similarities
+        are features (null: all layers). Layers that are also ``context_layers`` cost
+        nothing more to capture.
+    colsum_layers (Optional[Sequence[int]]): the layers whose heads' column scores are
+        features (null: all layers).
+    colsum_heads (Sequence[int]): the heads of those layers (empty: all).
     """
     return AttnFeatures(
         colsums=colsums,
@@ -46,6 +55,9 @@ def build_attn_features(
         context_layers=tuple(context_layers),
         hidden=hidden,
         doc_punct=doc_punct,
+        similarity_layers=None if similarity_layers is None else tuple(similarity_layers),
+        colsum_layers=None if colsum_layers is None else tuple(colsum_layers),
+        colsum_heads=tuple(colsum_heads),
     )
 
 

@@ -16,7 +16,11 @@ app = typer.Typer(
     add_completion=False,
 )
 
-MODEL_HELP = "A saved pipeline directory or a config (.cfg). Default: the embedded MiniLM."
+MODEL_HELP = (
+    "A shipped pipeline by name (default: trained attn_senter sentences + topic segments; "
+    "attention: the calibrated attn_segmenter alone; paper: the paper's recipe), a saved "
+    "pipeline directory or a config (.cfg). All run on the embedded MiniLM by default."
+)
 
 
 def _open_input(path: str) -> TextIO:
@@ -44,21 +48,22 @@ def _read_jsonl(handle: TextIO) -> Iterator[str]:
 @app.command("segment")
 def segment_cli(
     input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option(
         "text", "--format", "-f", help="text: one sentence a line; jsonl: JSON lines."
     ),
     batch_size: int = typer.Option(16, "--batch-size", help="Documents per batch."),
 ) -> None:
-    """Split text into sentences with attn_segmenter.
+    """Split text into sentences (by default with the shipped attn_senter).
 
     With --format text the whole input is one document and each sentence is printed on
     its own line. With --format jsonl each input line is a JSON object with a "text"
     field; each output line is {"text", "sents": [{"start", "end", "score"}]} with
-    character offsets into that text.
+    character offsets into that text and how sure the sentence ends there
+    (``sentences.sentence_end_scores``).
     """
     from .loading import load_pipeline
-    from .sentences import sentence_scores
+    from .sentences import sentence_end_scores
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
@@ -74,7 +79,7 @@ def segment_cli(
             return
         texts = _read_jsonl(handle)
         for doc in nlp.pipe(texts, batch_size=batch_size):
-            scores = sentence_scores(doc, doc._.separator_scores or [0.0] * len(doc))
+            scores = sentence_end_scores(doc)
             sents = (
                 [
                     {
@@ -112,7 +117,7 @@ def chunk_cli(
     penalty: Optional[float] = typer.Option(
         None, "--penalty", help="Cost of a boundary (higher: fewer chunks; default: the model's)."
     ),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
@@ -175,7 +180,7 @@ def pairs_cli(
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),
     threshold: float = typer.Option(0.3, "--threshold", help="Normalised similarity cut."),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option("text", "--format", "-f", help="text (tables) or jsonl."),
 ) -> None:
     """High-similarity token pairs of a head (the paper's Fig. 9 table) and the anchor
@@ -226,7 +231,7 @@ def calibrate_cli(
     output_dir: Path = typer.Argument(
         ..., help="Where to write calibration.{json,md}, head_f1.png."
     ),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help=MODEL_HELP),
+    model: str = typer.Option("attention", "--model", "-m", help=MODEL_HELP),
     save_pipeline: Optional[Path] = typer.Option(
         None, "--save", help="Also save the calibrated pipeline to this directory."
     ),

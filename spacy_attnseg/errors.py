@@ -61,7 +61,8 @@ class Errors:
     )
     E014 = (
         "[E014] Cannot read the model '{path}': it is neither a spaCy pipeline directory "
-        "(with meta.json) nor a config file (.cfg)."
+        "(with meta.json), a config file (.cfg) nor the name of a shipped pipeline "
+        "({names})."
     )
     E015 = (
         "[E015] Invalid `{key}` {value}: it must be a whole number of at least 0 "
@@ -118,6 +119,17 @@ class Errors:
         "[E106] spacy-attnseg.AttnSenterModel.v1 needs at least one member, got "
         "members = {members}. Set `members` to 1 for a single classifier."
     )
+    E107 = (
+        "[E107] Cannot read attn_senter weights from '{path}': {reason}. Weights fit only "
+        "the model architecture they were trained with: use the [components.attn_senter."
+        "model] section of the config they came with (for the shipped weights, "
+        "spacy_attnseg/configs/default.cfg), or train your own (spacy project run "
+        "train-boundaries)."
+    )
+    E108 = (
+        "[E108] No attn_senter weights ship for the model '{model}' (known: {known}). Train "
+        "them: spacy project run train-boundaries --vars.config <your config>."
+    )
 
 
 class Warnings:
@@ -126,4 +138,19 @@ class Warnings:
         "passes Docs through without returning freed memory to the operating system. "
         "`malloc_trim` is a glibc function (Linux); on macOS and musl-based systems "
         "(Alpine) the component does nothing and can be left out of the pipeline."
+    )
+    W002 = (
+        "[W002] No calibrated sentence settings for the model '{model}': '{component}' "
+        "uses the paper's recipe (final layer, all heads, threshold 0.5) on punctuation, "
+        "which may not find this model's separators. Calibrate it on text with gold "
+        "sentences: python -m spacy_attnseg calibrate DATA.conllu OUT --model CONFIG "
+        "(or nlp.initialize(get_examples) with gold sentences), or set layers, heads and "
+        "threshold in the config."
+    )
+    W003 = (
+        "[W003] No trained weights fit '{component}' on the model '{model}' (weights ship "
+        "only for the embedded all-MiniLM-L6-v2 with the architecture of "
+        "configs/attn_senter.cfg): its model starts untrained and its sentence starts mean "
+        "nothing until it is trained. Train it with gold sentences: spacy project run "
+        "train-boundaries, or spacy train with configs/attn_senter.cfg."
     )

@@ -5,15 +5,17 @@ Everything here is read from what ``AttentionCapture`` and the transformer left 
 model with ``n_layers`` layers of ``n_heads`` heads (MiniLM: 6 x 12 = 72 heads) a token gets,
 in this order (see :func:`feature_names`):
 
-* **column scores** (``colsums``, ``2 * n_layers * n_heads``): for every head,
+* **column scores** (``colsums``, ``2 * n_layers * n_heads``, or only the heads of
+  ``colsum_layers`` and ``colsum_heads``): for every head,
   ``log(1 + c)`` and ``c / max(c)`` where ``c`` is the head's attention column sum at the
   token (the attention the token receives from the window's real wordpieces; 1 = the
   uniform share) and the maximum is taken over the window, as in the paper's recipe;
-* **neighbour similarities** (``similarities``, ``2 * n_layers * n_heads + 2``): for every
-  head, the dot product of the head's output vector of the token with that of the
-  previous and of the next token (the context similarity matrix ``H H^T`` one step off its
-  diagonal), divided by the window's mean squared norm of that head's token vectors, then
-  two flags: the token has a previous / a next token in some window;
+* **neighbour similarities** (``similarities``, ``2 * n_layers * n_heads + 2``, or only
+  the heads of ``similarity_layers``): for every head, the dot product of the head's
+  output vector of the token with that of the previous and of the next token (the
+  context similarity matrix ``H H^T`` one step off its diagonal), divided by the
+  window's mean squared norm of that head's token vectors, then two flags: the token
+  has a previous / a next token in some window;
 * **head outputs** (``context_layers``, ``hidden`` per layer): the token's own
   concatenated head outputs ``softmax(QK^T/sqrt(d))V`` at the chosen layers (the vectors
   whose dot products the similarities are), before the attention output projection;
@@ -42,8 +44,8 @@ from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
 from .capture import COLSUM_HEADS, COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
 from .errors import Errors
-from .sentences import SENTENCE_FINAL, column_scores
-from .windows import ops_for, token_values
+from .sentences import column_scores, sentence_final
+from .windows import group_sums, ops_for, token_values
 
 HIDDEN = "last_hidden_state"
 BLOCKS = ("colsums", "similarities", "context", "hidden", "doc_punct")
@@ -58,43 +60,79 @@ class FeatureSpec:
     context_layers: Tuple[int, ...] = ()
     hidden: bool = False
     doc_punct: bool = False
+    similarity_layers: Optional[Tuple[int, ...]] = None
+    colsum_layers: Optional[Tuple[int, ...]] = None
+    colsum_heads: Tuple[int, ...] = ()
+
+    def resolved_colsum_heads(self, n_layers: int, n_heads: int) -> List[Tuple[int, int]]:
+        """The (layer, head) pairs whose column scores are features, layers counted from
+        0: every head unless ``colsum_layers`` (and ``colsum_heads``, within them) name
+        some."""
+        layers = (
+            range(n_layers)
+            if self.colsum_layers is None
+            else _resolve_layers(self.colsum_layers, n_layers)
+        )
+        heads = self.colsum_heads or tuple(range(n_heads))
+        for head in heads:
+            if not 0 <= head < n_heads:
+                raise ValueError(Errors.E005.format(head=head, n_heads=n_heads, last=n_heads - 1))
+        return [(layer, head) for layer in layers for head in heads]
 
     def capture_request(self) -> CaptureRequest:
         """What the transformer's capture hooks must compute for these features."""
+        context: Optional[Tuple[int, ...]] = tuple(self.context_layers)
         if self.similarities:
-            context: Optional[Tuple[int, ...]] = None
-        else:
-            context = tuple(self.context_layers)
+            if self.similarity_layers is None:
+                context = None
+            else:
+                context = tuple(sorted({*self.context_layers, *self.similarity_layers}))
         return CaptureRequest(
-            colsum_layers=None if self.colsums else (),
-            colsum_heads=(),
+            colsum_layers=(None if self.colsum_layers is None else tuple(self.colsum_layers))
+            if self.colsums
+            else (),
+            colsum_heads=tuple(self.colsum_heads) if self.colsums else (),
             context_layers=context,
         )
 
+    def resolved_similarity_layers(self, n_layers: int) -> List[int]:
+        """The layers whose neighbour similarities are features, counted from 0 (all
+        layers unless ``similarity_layers`` names some)."""
+        if self.similarity_layers is None:
+            return list(range(n_layers))
+        return _resolve_layers(self.similarity_layers, n_layers)
+
     def resolved_context_layers(self, n_layers: int) -> List[int]:
         """The head-output layers counted from 0, checked against the model."""
-        out = []
-        for layer in self.context_layers:
-            if not -n_layers <= layer < n_layers:
-                raise ValueError(
-                    Errors.E004.format(layer=layer, n_layers=n_layers, last=n_layers - 1)
-                )
-            out.append(layer % n_layers)
-        return out
+        return _resolve_layers(self.context_layers, n_layers)
 
     def width(self, n_layers: int, n_heads: int, hidden: int) -> int:
         return len(feature_names(self, n_layers, n_heads, hidden))
 
 
+def _resolve_layers(layers: Sequence[int], n_layers: int) -> List[int]:
+    """``layers`` counted from 0 (negative ones from the end), checked (E004)."""
+    out = []
+    for layer in layers:
+        if not -n_layers <= layer < n_layers:
+            raise ValueError(Errors.E004.format(layer=layer, n_layers=n_layers, last=n_layers - 1))
+        out.append(layer % n_layers)
+    return out
+
+
 def feature_names(spec: FeatureSpec, n_layers: int, n_heads: int, hidden: int) -> List[str]:
     """A name for every feature column, e.g. ``colsum_log:L2H9``, ``sim_prev:L0H3``,
     ``context:L3H5:7`` (dimension 7 of head 5's output at layer 3)."""
-    heads = [f"L{layer}H{head}" for layer in range(n_layers) for head in range(n_heads)]
     names: List[str] = []
     if spec.colsums:
+        heads = [
+            f"L{layer}H{head}" for layer, head in spec.resolved_colsum_heads(n_layers, n_heads)
+        ]
         names += [f"colsum_log:{h}" for h in heads] + [f"colsum_rel:{h}" for h in heads]
     if spec.similarities:
-        names += [f"sim_prev:{h}" for h in heads] + [f"sim_next:{h}" for h in heads]
+        layers = spec.resolved_similarity_layers(n_layers)
+        sim_heads = [f"L{layer}H{head}" for layer in layers for head in range(n_heads)]
+        names += [f"sim_prev:{h}" for h in sim_heads] + [f"sim_next:{h}" for h in sim_heads]
         names += ["has_prev", "has_next"]
     head_dim = hidden // n_heads
     for layer in spec.resolved_context_layers(n_layers):
@@ -146,7 +184,17 @@ def doc_features(
     if spec.colsums:
         if COLSUMS not in output:
             raise ValueError(Errors.E006.format(component=component))
-        blocks.append(colsum_features(output[COLSUMS], align, n_tokens))
+        colsums = output[COLSUMS]
+        if spec.colsum_layers is not None:
+            # the captured rows may serve other components too: take this spec's heads
+            heads, layers = (n_heads, n_layers) if n_heads and n_layers else _model_size(output)
+            captured = ops_for(output[COLSUM_HEADS]).to_numpy(output[COLSUM_HEADS][0])
+            row = {(int(layer), int(head)): i for i, (layer, head) in enumerate(captured)}
+            wanted = spec.resolved_colsum_heads(layers, heads)
+            if any(pair not in row for pair in wanted):
+                raise ValueError(Errors.E006.format(component=component))
+            colsums = colsums[:, [row[pair] for pair in wanted]]
+        blocks.append(colsum_features(colsums, align, n_tokens))
     if spec.similarities or spec.context_layers:
         if CONTEXT not in output:
             raise ValueError(Errors.E006.format(component=component))
@@ -157,9 +205,10 @@ def doc_features(
         context = dict(zip(captured, output[CONTEXT], strict=True))
         heads, layers = (n_heads, n_layers) if n_heads and n_layers else _model_size(output)
     if spec.similarities:
-        arrays = [context[layer] for layer in sorted(context)]
-        if len(arrays) != layers:
+        sim_layers = spec.resolved_similarity_layers(layers)
+        if any(layer not in context for layer in sim_layers):
             raise ValueError(Errors.E006.format(component=component))
+        arrays = [context[layer] for layer in sim_layers]
         blocks.append(similarity_features(arrays, heads, align, n_tokens))
     if spec.context_layers:
         chosen = spec.resolved_context_layers(layers)
@@ -193,7 +242,7 @@ NO_PUNCT_RATE = 0.01
 def final_punct_rate(doc: Doc) -> float:
     """The share of ``doc``'s tokens that are sentence-final punctuation (``.``, ``!``,
     ``?``, ...); 0 for an empty doc."""
-    return sum(token.text in SENTENCE_FINAL for token in doc) / max(1, len(doc))
+    return float(sentence_final(doc).sum()) / max(1, len(doc))
 
 
 def lacks_final_punct(doc: Doc) -> bool:
@@ -291,10 +340,10 @@ def similarity_features(
             norm = window_norm[xp.asarray(seg_window_index[pair])]
             sims = ops.to_numpy(dots / xp.where(norm > 0, norm, 1.0)).astype("float32")
             left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
-            numpy.add.at(prev, right_tokens, sims)
-            numpy.add.at(nxt, left_tokens, sims)
-            numpy.add.at(prev_count, right_tokens, 1.0)
-            numpy.add.at(next_count, left_tokens, 1.0)
+            prev += group_sums(sims, right_tokens, n_tokens)
+            nxt += group_sums(sims, left_tokens, n_tokens)
+            prev_count += numpy.bincount(right_tokens, minlength=n_tokens)
+            next_count += numpy.bincount(left_tokens, minlength=n_tokens)
     prev /= numpy.maximum(prev_count, 1.0)[:, None]
     nxt /= numpy.maximum(next_count, 1.0)[:, None]
     flags = numpy.stack([prev_count > 0, next_count > 0], axis=1).astype("float32")
@@ -311,6 +360,9 @@ def AttnFeatures(
     context_layers: Sequence[int] = (),
     hidden: bool = False,
     doc_punct: bool = False,
+    similarity_layers: Optional[Sequence[int]] = None,
+    colsum_layers: Optional[Sequence[int]] = None,
+    colsum_heads: Sequence[int] = (),
 ) -> Model[List[Doc], List[Floats2d]]:
     """Standardised attention features of every token, from ``doc._.trf_data``.
 
@@ -332,6 +384,13 @@ def AttnFeatures(
             "context_layers": [int(layer) for layer in context_layers],
             "hidden": hidden,
             "doc_punct": doc_punct,
+            "similarity_layers": None
+            if similarity_layers is None
+            else [int(layer) for layer in similarity_layers],
+            "colsum_layers": None
+            if colsum_layers is None
+            else [int(layer) for layer in colsum_layers],
+            "colsum_heads": [int(head) for head in colsum_heads],
             "n_heads": 0,
             "n_layers": 0,
         },
@@ -346,6 +405,13 @@ def spec_of(model: Model) -> FeatureSpec:
         context_layers=tuple(int(layer) for layer in model.attrs["context_layers"]),
         hidden=bool(model.attrs["hidden"]),
         doc_punct=bool(model.attrs["doc_punct"]),
+        similarity_layers=None
+        if model.attrs.get("similarity_layers") is None
+        else tuple(int(layer) for layer in model.attrs["similarity_layers"]),
+        colsum_layers=None
+        if model.attrs.get("colsum_layers") is None
+        else tuple(int(layer) for layer in model.attrs["colsum_layers"]),
+        colsum_heads=tuple(int(head) for head in model.attrs.get("colsum_heads", [])),
     )
 
 

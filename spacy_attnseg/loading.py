@@ -1,8 +1,9 @@
 """Registered functions that locate models, and loading a pipeline from a dir or config."""
 
 import importlib
+from functools import cache
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import spacy
 from spacy.language import Language
@@ -30,22 +31,77 @@ def embedded_model_path(package: str = EMBEDDED_PACKAGE, subdir: str = "model") 
     return str(Path(module.__file__).resolve().parent / subdir)
 
 
+CONFIGS = Path(__file__).parent / "configs"
+
+# The pipelines that ship with the package, by name: a config and its overrides.
+# - default: the trained attn_senter (shipped weights) for sentences, attn_segmenter's
+#   topic segments on top;
+# - attention: attn_segmenter alone, with the heads and threshold calibrated on EWT dev;
+# - paper: attn_segmenter with the paper's recipe (final layer, all heads, any token),
+#   its threshold chosen on EWT dev (scripts/evaluate_boundaries.py, metrics/boundaries).
+PIPELINES: Dict[str, Tuple[str, Dict[str, Any]]] = {
+    "default": ("default.cfg", {}),
+    "attention": ("minilm.cfg", {}),
+    "paper": (
+        "minilm.cfg",
+        {"components.attn_segmenter.preset": "paper", "components.attn_segmenter.threshold": 0.17},
+    ),
+}
+
+# Models with calibrated settings in a shipped config: a name fragment of the model (its
+# hub id or folder, lowercased, "_" read as "-") and the config.
+KNOWN_MODELS = {"all-minilm-l6-v2": "minilm.cfg"}
+
+
 def default_config_path() -> Path:
-    """The config of the embedded MiniLM pipeline that ships with the package."""
-    return Path(__file__).parent / "configs" / "minilm.cfg"
+    """The config of the default pipeline that ships with the package."""
+    return CONFIGS / PIPELINES["default"][0]
+
+
+def known_config(model_name: str) -> Optional[Path]:
+    """The shipped config calibrated for the transformer ``model_name`` (a hub id or a
+    folder), or None for a model this package has no settings for."""
+    normalised = str(model_name).lower().replace("_", "-")
+    for fragment, config in KNOWN_MODELS.items():
+        if fragment in normalised:
+            return CONFIGS / config
+    return None
+
+
+@cache
+def _component_section(config: Path, component: str) -> Dict[str, Any]:
+    section = load_config(config, interpolate=False)["components"].get(component, {})
+    return dict(section)
+
+
+def calibrated_settings(model_name: str, component: str) -> Optional[Dict[str, Any]]:
+    """The settings of ``component`` in the shipped config calibrated for
+    ``model_name`` (``known_config``), or None."""
+    config = known_config(model_name)
+    if config is None:
+        return None
+    section = _component_section(config, component)
+    return dict(section) if section else None
 
 
 def load_pipeline(
     model: Optional[Union[str, Path]] = None, *, overrides: Optional[Dict[str, Any]] = None
 ) -> Language:
-    """Load a saved pipeline directory, or build and initialize one from a config file.
+    """Load a saved pipeline directory, build and initialize one from a config file, or
+    one of the pipelines that ship with the package by name (``PIPELINES``: "default",
+    "attention", "paper").
 
-    ``model`` defaults to the embedded MiniLM config. A config is assembled the way
-    ``spacy assemble`` does it (``nlp.initialize()`` without examples, so the
-    component keeps the layers, heads and threshold the config gives).
+    ``model`` defaults to "default": the shipped ``attn_senter`` for sentences and
+    ``attn_segmenter`` for topic segments on the embedded MiniLM. A config is assembled
+    the way ``spacy assemble`` does it (``nlp.initialize()`` without examples, so the
+    components keep the settings and weights the config gives).
     """
-    path = Path(model) if model is not None else default_config_path()
+    model = "default" if model is None else model
     overrides = dict(overrides or {})
+    if isinstance(model, str) and model in PIPELINES:
+        file, preset = PIPELINES[model]
+        model, overrides = CONFIGS / file, {**preset, **overrides}
+    path = Path(model)
     if path.is_dir() and (path / "meta.json").exists():
         return spacy.load(path, config=overrides)
     if path.suffix == ".cfg" and path.exists():
@@ -53,4 +109,4 @@ def load_pipeline(
         nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
         nlp.initialize()
         return nlp
-    raise ValueError(Errors.E014.format(path=path))
+    raise ValueError(Errors.E014.format(path=path, names=", ".join(PIPELINES)))

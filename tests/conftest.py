@@ -3,9 +3,12 @@ saved offline, pipelines built around them, and multi-sentence sample text.
 
 Fixtures other test modules rely on (keep the names):
 
-* ``minilm_nlp``: the embedded pipeline (``spacy_attnseg.load_pipeline()``), built once
-  per session. Do not change its components or configuration; withdraw any capture
-  request a test adds (``capture.withdraw(name)``).
+* ``minilm_nlp``: the embedded MiniLM with the calibrated ``attn_segmenter``
+  (``spacy_attnseg.load_pipeline("attention")``), built once per session. Do not change
+  its components or configuration; withdraw any capture request a test adds
+  (``capture.withdraw(name)``).
+* ``default_nlp``: the default pipeline (``spacy_attnseg.load_pipeline()``: the shipped
+  ``attn_senter`` and the topic segments), built once per session; do not modify it.
 * ``tiny_model_dir``: a factory ``tiny_model_dir(model_type, **config_overrides) -> Path``
   saving a tiny random-weight ``bert``, ``distilbert`` or ``roberta`` model with its
   tokenizer to a session temporary folder (cached per arguments).
@@ -94,15 +97,16 @@ def save_tiny_model(model_type: str, path: Path, **config_overrides: Any) -> Pat
         tokenizer: Any = BertTokenizerFast(
             vocab_file=str(minilm_vocab_file()), model_max_length=512
         )
+        settings: Dict[str, Any] = {
+            "hidden_size": 32,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "intermediate_size": 64,
+            "max_position_embeddings": 512,
+            "initializer_range": TINY_INIT_RANGE,
+        }
         config: Any = BertConfig(
-            vocab_size=tokenizer.vocab_size,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=64,
-            max_position_embeddings=512,
-            initializer_range=TINY_INIT_RANGE,
-            **config_overrides,
+            vocab_size=tokenizer.vocab_size, **{**settings, **config_overrides}
         )
         model = BertModel(config)
     elif model_type == "distilbert":
@@ -249,6 +253,15 @@ def transformer_only_nlp(model_dir: Path | str) -> Any:
 @pytest.fixture(scope="session")
 def minilm_nlp() -> Any:
     """The embedded MiniLM pipeline, shared by the session: do not modify it."""
+    import spacy_attnseg
+
+    return spacy_attnseg.load_pipeline("attention")
+
+
+@pytest.fixture(scope="session")
+def default_nlp() -> Any:
+    """The default pipeline (shipped attn_senter + topic segments), shared by the
+    session: do not modify it."""
     import spacy_attnseg
 
     return spacy_attnseg.load_pipeline()

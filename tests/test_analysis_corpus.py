@@ -14,7 +14,7 @@ from thinc.types import Ragged
 from paper import corpus, wikitext, window_stats
 from paper.claims import evaluate_claims, render_report
 from paper.stats import CLS, PAD, PUNCT, SEP, WORD
-from spacy_attnseg.loading import default_config_path, embedded_model_path
+from spacy_attnseg.loading import CONFIGS, embedded_model_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WIKITEXT = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
@@ -287,7 +287,7 @@ def analysis_run(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Any]:
 
     out = tmp_path_factory.mktemp("analysis")
     metrics, figures = out / "metrics", out / "figures"
-    config = default_config_path()
+    config = CONFIGS / "minilm.cfg"
     windows = out / "windows.spacy"
     results = {
         "corpus": run.run_windows(WIKITEXT, windows, metrics, model=config),
@@ -340,7 +340,7 @@ def test_end_to_end_json_and_figures(analysis_run: Dict[str, Any]) -> None:
 
 def test_end_to_end_window_arrays(analysis_run: Dict[str, Any]) -> None:
     """The arrays of a real window: specials, categories and sentence ids line up."""
-    model = corpus.load_analysis_model(default_config_path(), attentions=True, context=True)
+    model = corpus.load_analysis_model(CONFIGS / "minilm.cfg", attentions=True, context=True)
     docs = corpus.load_windows(analysis_run["out"] / "windows.spacy", model.nlp.vocab, 2)
     arrays: List[corpus.WindowArrays] = list(corpus.iter_window_arrays(model, docs))
     assert len(arrays) == 2

@@ -190,7 +190,7 @@ def start_f1(nlp: Any, examples: Sequence[Example]) -> float:
 
 
 def test_calibration_on_ewt_dev(tmp_path: Path) -> None:
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     segmenter = nlp.get_pipe("attn_segmenter")
     examples = to_spacy_examples(nlp, read_conllu_documents(EWT_DEV)[:40])
     assert len(examples) == 40

@@ -261,7 +261,7 @@ def test_component_never_runs_the_model(
 
 def test_output_attentions_path_matches_hooks(minilm_nlp: Any, sample_text: str) -> None:
     eager = spacy_attnseg.load_pipeline(
-        overrides={"components.transformer.model.transformer_config": dict(EAGER)}
+        "attention", overrides={"components.transformer.model.transformer_config": dict(EAGER)}
     )
     hf_model = eager.get_pipe("transformer").model.transformer
     assert hf_model.config._attn_implementation == "eager"

@@ -29,12 +29,15 @@ def squash(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_segment_text_file(minilm_nlp: Any) -> None:
-    result = run_cli(["segment", "data/sample.txt"])
+@pytest.mark.parametrize("model", [None, "attention"])
+def test_segment_text_file(model: Optional[str], default_nlp: Any, minilm_nlp: Any) -> None:
+    """The default is the shipped attn_senter pipeline; --model names another one."""
+    result = run_cli(["segment", "data/sample.txt", *(["--model", model] if model else [])])
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     text = SAMPLE_TXT.read_text(encoding="utf8")
-    expected = [squash(s.text) for s in minilm_nlp(text).sents if s.text.strip()]
+    nlp = default_nlp if model is None else minilm_nlp
+    expected = [squash(s.text) for s in nlp(text).sents if s.text.strip()]
     assert len(lines) >= 4
     assert lines == expected
     assert squash(" ".join(lines)) == squash(text)
@@ -105,7 +108,7 @@ def test_pairs_jsonl_equals_the_component(tmp_path: Any) -> None:
     records = [json.loads(line) for line in result.stdout.splitlines()]
     pairs = [r for r in records if "anchor" not in r]
     anchors = [r["anchor"] for r in records if "anchor" in r]
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": [3], "threshold": 0.3})
     doc = nlp(FIRST)
     assert [(r["layer"], r["head"], r["i"], r["j"]) for r in pairs] == [

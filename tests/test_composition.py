@@ -29,7 +29,7 @@ def _starts(doc: Any) -> List[int]:
 
 
 def _pipeline(order: Tuple[str, ...], senter_bytes: bytes) -> Language:
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     nlp.remove_pipe("attn_segmenter")
     for name in order:
         if name == "attn_segmenter":
@@ -46,7 +46,7 @@ def _pipeline(order: Tuple[str, ...], senter_bytes: bytes) -> Language:
 @pytest.fixture(scope="module")
 def senter_bytes() -> bytes:
     """An initialized (untrained, deterministic) attn_senter's state."""
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     senter = nlp.add_pipe("attn_senter")
     docs = [nlp.make_doc(t) for t in TEXTS]
     senter.initialize(lambda: [Example(d, d.copy()) for d in docs], nlp=nlp)
@@ -90,8 +90,8 @@ def test_every_order_gives_each_component_its_own_results(
 
 
 def test_head_pairs_before_segmenter_keeps_the_segmenter_sentences() -> None:
-    alone_nlp = spacy_attnseg.load_pipeline()
-    both = spacy_attnseg.load_pipeline()
+    alone_nlp = spacy_attnseg.load_pipeline("attention")
+    both = spacy_attnseg.load_pipeline("attention")
     both.add_pipe("attn_head_pairs", before="attn_segmenter")
     for a, b in zip(alone_nlp.pipe(TEXTS), both.pipe(TEXTS), strict=True):
         assert _starts(a) == _starts(b)
@@ -101,7 +101,7 @@ def test_head_pairs_before_segmenter_keeps_the_segmenter_sentences() -> None:
 
 
 def test_two_head_pairs_with_different_layers() -> None:
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     nlp.add_pipe("attn_head_pairs", name="first", config={"layers": [0]})
     nlp.add_pipe("attn_head_pairs", name="last", config={"layers": [-1]})
     # each writes doc._.head_pairs, so the second one's layers are what is left
@@ -113,7 +113,7 @@ def test_two_head_pairs_with_different_layers() -> None:
 
 
 def test_removed_or_disabled_component_captures_nothing() -> None:
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     nlp.add_pipe("attn_head_pairs", config={"layers": []})
     assert CONTEXT not in nlp(TEXTS[0])._.trf_data.model_output  # released after use
     with nlp.select_pipes(disable=["attn_head_pairs"]):
@@ -127,7 +127,7 @@ def test_removed_or_disabled_component_captures_nothing() -> None:
 
 
 def test_config_override_at_load_takes_effect(tmp_path: Path) -> None:
-    nlp = spacy_attnseg.load_pipeline()
+    nlp = spacy_attnseg.load_pipeline("attention")
     nlp.to_disk(tmp_path / "p")
     loaded = spacy.load(tmp_path / "p", config={"components.attn_segmenter.threshold": 0.9})
     assert loaded.get_pipe("attn_segmenter").threshold == 0.9

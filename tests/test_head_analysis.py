@@ -25,7 +25,7 @@ LAYERS = [1, -1]
 
 @pytest.fixture(scope="module")
 def pairs_nlp() -> Any:
-    nlp = load_pipeline()
+    nlp = load_pipeline("attention")
     nlp.add_pipe("attn_head_pairs", config={"layers": LAYERS, "heads": []})
     return nlp
 
@@ -186,6 +186,6 @@ def test_empty_and_whitespace_docs(pairs_nlp: Any) -> None:
 
 @pytest.mark.parametrize("config,code", [({"layers": [10]}, "E004"), ({"heads": [20]}, "E005")])
 def test_bad_layers_and_heads(config: Dict[str, Any], code: str) -> None:
-    nlp = load_pipeline()
+    nlp = load_pipeline("attention")
     with pytest.raises(ValueError, match=code):
         nlp.add_pipe("attn_head_pairs", config=config)

@@ -32,7 +32,7 @@ def starts(doc: Doc) -> List[int]:
 @pytest.fixture(scope="module")
 def fresh_nlp() -> Any:
     """A MiniLM pipeline this module may modify (restoring what it changes)."""
-    return spacy_attnseg.load_pipeline()
+    return spacy_attnseg.load_pipeline("attention")
 
 
 # -- boundaries and extensions --------------------------------------------------------
@@ -382,7 +382,9 @@ def test_config_errors_at_construction(
 
 def test_error_layer_out_of_range() -> None:
     with pytest.raises(ValueError, match=r"\[E004\].*layer 10.*6 layers"):
-        spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.layers": [10]})
+        spacy_attnseg.load_pipeline(
+            "attention", overrides={"components.attn_segmenter.layers": [10]}
+        )
 
 
 @pytest.mark.parametrize(

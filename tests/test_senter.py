@@ -45,7 +45,7 @@ def trf_nlp(request: pytest.FixtureRequest) -> Language:
     try:
         return request.getfixturevalue("minilm_nlp")
     except pytest.FixtureLookupError:
-        return spacy_attnseg.load_pipeline()
+        return spacy_attnseg.load_pipeline("attention")
 
 
 def _examples(nlp: Language, texts: List[str]) -> List[Example]:
@@ -295,8 +295,8 @@ def test_threshold_per_punctuation_regime(trained: Dict[str, Any]) -> None:
         )
         probs = senter.predict_proba(docs)
         decisions = senter.predict(docs)
-        assert decisions[0].tolist() == (probs[0] >= 1e-6).astype("int32").tolist()
-        assert decisions[1].tolist() == (probs[1] >= 0.5).astype("int32").tolist()
+        assert decisions[0].starts.tolist() == (probs[0] >= 1e-6).astype("int32").tolist()
+        assert decisions[1].starts.tolist() == (probs[1] >= 0.5).astype("int32").tolist()
         copy = spacy_attnseg.load_pipeline(trained["path"])
         copy.get_pipe("attn_senter").from_bytes(senter.to_bytes())
         assert copy.get_pipe("attn_senter").threshold_no_punct == 1e-6
@@ -324,7 +324,7 @@ def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
         cases = ((saved["threshold"], True), (1e-6, True), (1.0, True), (1.0, False))
         for threshold, paragraph_breaks in cases:
             senter.cfg.update({"threshold": threshold, "paragraph_breaks": paragraph_breaks})
-            starts = senter.predict([doc])[0].astype(bool)
+            starts = senter.predict([doc])[0].starts.astype(bool)
             # the threshold given to decide() overrides the doc's, as tuning uses it
             assert senter.decide(doc, probs, threshold).astype(bool).tolist() == starts.tolist()
             assert not starts[1:][ending[1:]].any()

@@ -137,9 +137,10 @@ def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
+        "attention",
         overrides={
             "components.transformer.model.transformer_config": {"output_hidden_states": True}
-        }
+        },
     )
     segmenter = minilm_nlp.get_pipe("attn_segmenter")
     capture = segmenter.capture
@@ -162,9 +163,10 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
     from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
+        "attention",
         overrides={
             "components.transformer.model.transformer_config": {"output_hidden_states": True}
-        }
+        },
     )
     for separator in (" ", "\n\n"):
         text = separator.join(PIECES + PIECES[:1])
@@ -193,7 +195,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
     from spacy_attnseg import load_pipeline
 
-    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 24})
+    nlp = load_pipeline("attention", overrides={"components.attn_segmenter.max_tokens": 24})
     doc = nlp(" ".join(PIECES) + " " + "word " * 60)
     sizes = nlp.get_pipe("attn_segmenter").token_sizes(doc)
     for span in doc.spans["attn_segments"]:

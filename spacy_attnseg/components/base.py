@@ -18,11 +18,32 @@ import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Token
 from spacy.util import minibatch
 
 from ..capture import AttentionCapture, CaptureRequest, release
 from ..errors import Errors
+
+
+def install_score_extensions(doc_attr: str, token_attr: str) -> None:
+    """A Doc extension ``doc_attr`` holding one score per token (None until a component
+    sets it) and a Token extension ``token_attr`` reading the token's score from it;
+    safe to call many times."""
+    if not Doc.has_extension(doc_attr):
+        Doc.set_extension(doc_attr, default=None)
+    if not Token.has_extension(token_attr):
+        Token.set_extension(token_attr, getter=_TokenScore(doc_attr))
+
+
+class _TokenScore:
+    """The getter of a token's score from its Doc's per-token scores."""
+
+    def __init__(self, doc_attr: str) -> None:
+        self.doc_attr = doc_attr
+
+    def __call__(self, token: Token) -> Any:
+        scores = getattr(token.doc._, self.doc_attr)
+        return None if scores is None else scores[token.i]
 
 
 def find_transformer(nlp: Language, transformer: str, component: str) -> Any:

@@ -1,12 +1,13 @@
 """The ``attn_segmenter`` factory and component: sentence boundaries from attention."""
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 from spacy.attrs import SENT_START
 from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
+from spacy.tokens import Doc, Span
 from spacy.training import Example, validate_get_examples
 from thinc.api import to_numpy
 from thinc.types import Ints2d
@@ -24,8 +25,9 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..families import n_layers_heads
+from ..loading import calibrated_settings
 from ..sentences import (
     ANY,
     candidate_mask,
@@ -35,23 +37,24 @@ from ..sentences import (
     validate_candidates,
 )
 from ..windows import token_values, token_wordpiece_counts
-from .base import AttentionPipe
+from .base import AttentionPipe, install_score_extensions
 
 PAPER = "paper"
 SPANS_KEY = "attn_segments"
+# The sentence decision for a model without calibrated settings: the paper's final layer
+# and all its heads, on punctuation.
+UNCALIBRATED: Dict[str, Any] = {
+    "layers": [-1],
+    "heads": [],
+    "threshold": 0.5,
+    "candidates": "punct",
+}
 
 
 def install_extensions() -> None:
-    """Doc and Token extensions of the segmenter; safe to call many times."""
-    if not Doc.has_extension("separator_scores"):
-        Doc.set_extension("separator_scores", default=None)
-    if not Token.has_extension("separator_score"):
-        Token.set_extension("separator_score", getter=_token_separator_score)
-
-
-def _token_separator_score(token: Token) -> Optional[float]:
-    scores = token.doc._.separator_scores
-    return None if scores is None else scores[token.i]
+    """``doc._.separator_scores`` and ``token._.separator_score``; safe to call many
+    times."""
+    install_score_extensions("separator_scores", "separator_score")
 
 
 @Language.factory(
@@ -60,14 +63,15 @@ def _token_separator_score(token: Token) -> Optional[float]:
     assigns=["token.is_sent_start", "doc.sents", "doc._.separator_scores", "doc.spans"],
     default_config={
         "transformer": "transformer",
-        "layers": [-1],
-        "heads": [],
-        "threshold": 0.5,
-        "candidates": "punct",
+        "layers": None,
+        "heads": None,
+        "threshold": None,
+        "candidates": None,
         "preset": "",
         "paragraph_breaks": True,
         "overwrite": False,
         "spans_key": SPANS_KEY,
+        "sentences": True,
         "segment_layers": 4,
         "segment_method": "partition",
         "segment_penalty": 0.37,
@@ -86,14 +90,15 @@ def make_attn_segmenter(
     nlp: Language,
     name: str,
     transformer: str,
-    layers: List[int],
-    heads: List[int],
-    threshold: float,
-    candidates: Union[str, List[str]],
+    layers: Optional[List[int]],
+    heads: Optional[List[int]],
+    threshold: Optional[float],
+    candidates: Optional[Union[str, List[str]]],
     preset: str,
     paragraph_breaks: bool,
     overwrite: bool,
     spans_key: str,
+    sentences: bool,
     segment_layers: int,
     segment_method: str,
     segment_penalty: float,
@@ -109,16 +114,26 @@ def make_attn_segmenter(
     """Set sentence boundaries where the transformer's attention forms columns.
 
     transformer (str): name of the upstream spacy-transformers component.
-    layers (List[int]): layers whose heads are summed; negative counts from the end.
-    heads (List[int]): heads of those layers; empty for all heads.
-    threshold (float): a token whose normalised column score reaches it is a separator.
-    candidates (Union[str, List[str]]): which tokens may be separators: "any",
+    layers (Optional[List[int]]): layers whose heads are summed; negative counts from
+        the end.
+    heads (Optional[List[int]]): heads of those layers; empty for all heads.
+    threshold (Optional[float]): a token whose normalised column score reaches it is a
+        separator.
+    candidates (Optional[Union[str, List[str]]]): which tokens may be separators: "any",
         "punct" (punctuation tokens), or a list of token texts.
+        Left null (the defaults), layers, heads, threshold and candidates are the
+        calibrated ones of a known model (``loading.calibrated_settings``: the
+        embedded MiniLM); for any other model the paper's final layer, all heads,
+        threshold 0.5 and punctuation, with a warning (W002) to calibrate.
     preset (str): "paper" for the paper's recipe (final layer, all heads, any token),
         overriding layers, heads and candidates; "" to use them.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
         whatever the attention says.
     overwrite (bool): replace sentence boundaries already set by earlier components.
+    sentences (bool): set sentence boundaries and separator scores; false leaves the
+        sentences to an earlier component (``attn_senter`` in the default pipeline) and
+        only adds topic segments over them: no column sums are captured and
+        ``doc._.separator_scores`` stays None.
     spans_key (str): ``doc.spans`` key of the semantic (topic) segments, "" for none.
         Segments are runs of the Doc's sentences (whichever component set them), found
         from the hidden states of the same pass (``spacy_attnseg.topics``); each span
@@ -155,6 +170,7 @@ def make_attn_segmenter(
         paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
         spans_key=spans_key,
+        sentences=sentences,
         segment_layers=segment_layers,
         segment_method=segment_method,
         segment_penalty=segment_penalty,
@@ -172,9 +188,10 @@ def make_attn_segmenter(
 @dataclass
 class Decisions:
     """What ``predict`` decides for one Doc and ``set_annotations`` writes: separator
-    scores, sentence starts (after the ``overwrite`` rule) and topic segments."""
+    scores (None with ``sentences`` off), sentence starts (after the ``overwrite`` rule)
+    and topic segments."""
 
-    scores: numpy.ndarray
+    scores: Optional[numpy.ndarray]
     starts: numpy.ndarray
     segments: List[Tuple[int, int, float]] = field(default_factory=list)
 
@@ -193,14 +210,15 @@ class AttnSegmenter(AttentionPipe):
         name: str = "attn_segmenter",
         *,
         transformer: str = "transformer",
-        layers: Sequence[int] = (-1,),
-        heads: Sequence[int] = (),
-        threshold: float = 0.5,
-        candidates: Union[str, Sequence[str]] = "punct",
+        layers: Optional[Sequence[int]] = None,
+        heads: Optional[Sequence[int]] = None,
+        threshold: Optional[float] = None,
+        candidates: Optional[Union[str, Sequence[str]]] = None,
         preset: str = "",
         paragraph_breaks: bool = True,
         overwrite: bool = False,
         spans_key: str = SPANS_KEY,
+        sentences: bool = True,
         segment_layers: int = 4,
         segment_method: str = "partition",
         segment_penalty: float = 0.37,
@@ -233,18 +251,28 @@ class AttnSegmenter(AttentionPipe):
         self.scorer = scorer
         if preset not in ("", PAPER):
             raise ValueError(Errors.E012.format(value=preset))
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(Errors.E010.format(value=threshold))
-        self.cfg: Dict[str, Any] = {
+        self.cfg: Dict[str, Any] = {"transformer": transformer}
+        self.attach(nlp)
+        given: Dict[str, Any] = {
+            "layers": layers,
+            "heads": heads,
+            "threshold": threshold,
+            "candidates": candidates,
+        }
+        decision = self.default_decision(given, warn=sentences)
+        if not 0.0 < decision["threshold"] <= 1.0:
+            raise ValueError(Errors.E010.format(value=decision["threshold"]))
+        self.cfg = {
             "transformer": transformer,
-            "layers": list(layers),
-            "heads": list(heads),
-            "threshold": float(threshold),
-            "candidates": validate_candidates(candidates),
+            "layers": list(decision["layers"]),
+            "heads": list(decision["heads"]),
+            "threshold": float(decision["threshold"]),
+            "candidates": validate_candidates(decision["candidates"]),
             "preset": preset,
             "paragraph_breaks": bool(paragraph_breaks),
             "overwrite": overwrite,
             "spans_key": spans_key,
+            "sentences": bool(sentences),
             "segment_layers": int(segment_layers),
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
@@ -256,9 +284,24 @@ class AttnSegmenter(AttentionPipe):
             "max_tokens": int(max_tokens),
             "n_segments": int(n_segments),
         }
-        self.config_cfg = dict(self.cfg)
-        self.attach(nlp)
+        # the values of the config (null where the model's defaults were taken), which
+        # spacy.load compares with the saved config to tell overrides
+        self.config_cfg = {**self.cfg, **given}
         self.install_capture()
+
+    def default_decision(self, given: Dict[str, Any], *, warn: bool = True) -> Dict[str, Any]:
+        """``given`` layers, heads, threshold and candidates, where null ones are the
+        calibrated settings of a known model, else the paper's recipe (final layer, all
+        heads, 0.5) on punctuation with a warning (W002) when ``warn``."""
+        if all(value is not None for value in given.values()):
+            return given
+        name = str(self._trf.model.attrs.get("name", ""))
+        known = calibrated_settings(name, "attn_segmenter")
+        if known is None:
+            if warn:
+                warnings.warn(Warnings.W002.format(model=name, component=self.name), stacklevel=3)
+            known = dict(UNCALIBRATED)
+        return {key: known[key] if value is None else value for key, value in given.items()}
 
     # -- configuration ----------------------------------------------------------------
 
@@ -298,9 +341,10 @@ class AttnSegmenter(AttentionPipe):
 
     def capture_request(self) -> CaptureRequest:
         segments = bool(self.cfg.get("spans_key"))
+        sentences = bool(self.cfg.get("sentences", True))
         return CaptureRequest(
-            colsum_layers=tuple(self.layers),
-            colsum_heads=tuple(self.heads),
+            colsum_layers=tuple(self.layers) if sentences else (),
+            colsum_heads=tuple(self.heads) if sentences else (),
             hidden_last=int(self.cfg.get("segment_layers", 4)) if segments else 0,
         )
 
@@ -323,22 +367,24 @@ class AttnSegmenter(AttentionPipe):
         (0 where it may not be one), the sentence starts, and the topic segments."""
         install_extensions()
         docs = list(docs)
-        heads = self.selected_heads() if any(len(doc) for doc in docs) else []
+        sentences = bool(self.cfg.get("sentences", True))
+        heads = self.selected_heads() if sentences and any(len(doc) for doc in docs) else []
         out = []
         for doc in docs:
-            scores = self.token_scores(doc, heads)
-            decided = decide_starts(
-                doc, scores, self.threshold, paragraph_breaks=self.paragraph_breaks
-            )
-            starts = numpy.array(
-                [
-                    bool(start)
-                    if self.cfg["overwrite"] or token.is_sent_start is None
-                    else bool(token.is_sent_start) or token.i == 0
-                    for token, start in zip(doc, decided, strict=True)
-                ],
-                dtype=bool,
-            )
+            # the boundaries already set: 1 start, -1 no start, 0 unset
+            existing = doc.to_array(SENT_START).astype("int64")
+            if sentences:
+                scores = self.token_scores(doc, heads)
+                decided = decide_starts(
+                    doc, scores, self.threshold, paragraph_breaks=self.paragraph_breaks
+                )
+                keep = (existing != 0) & (not self.cfg["overwrite"])
+                starts = numpy.where(keep, existing == 1, decided)
+            else:
+                scores = None
+                starts = existing == 1
+            if len(doc):
+                starts[0] = True
             segments = self.topic_segments(doc, starts) if self.cfg.get("spans_key") else []
             out.append(Decisions(scores, starts, segments))
         return out
@@ -465,16 +511,18 @@ class AttnSegmenter(AttentionPipe):
         install_extensions()
         key = self.cfg.get("spans_key")
         for doc, decided in zip(docs, decisions, strict=True):
-            doc._.separator_scores = [round(float(s), 6) for s in decided.scores]
+            if decided.scores is not None:
+                doc._.separator_scores = [round(float(s), 6) for s in decided.scores]
             if len(doc) == 0:
                 if key:
                     doc.spans[key] = []
                     doc.spans[key].attrs["scores"] = []
                 continue
-            # in one call: setting ``token.is_sent_start`` token by token costs a scan of
-            # the Doc each (quadratic in its length)
-            values = numpy.where(decided.starts, 1, -1).astype("uint64")
-            doc.from_array([SENT_START], cast(Ints2d, values.reshape((-1, 1))))
+            if decided.scores is not None:
+                # in one call: setting ``token.is_sent_start`` token by token costs a scan
+                # of the Doc each (quadratic in its length)
+                values = numpy.where(decided.starts, 1, -1).astype("uint64")
+                doc.from_array([SENT_START], cast(Ints2d, values.reshape((-1, 1))))
             if key:
                 doc.spans[key] = [Span(doc, a, b) for a, b, _ in decided.segments]
                 doc.spans[key].attrs["scores"] = [score for _, _, score in decided.segments]

@@ -15,9 +15,21 @@ skips frozen components, and only an annotating one still sets ``doc._.trf_data`
 training docs.
 """
 
+import warnings
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 import numpy
 from spacy import util
@@ -25,52 +37,47 @@ from spacy.language import Language
 from spacy.pipeline.senter import SentenceRecognizer
 from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
-from spacy.util import registry
-from thinc.api import Config, Model
+from spacy.util import load_config, registry
+from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..architectures import member_start_probs, n_members
 from ..capture import CaptureRequest
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import FeatureSpec, feature_names, lacks_final_punct, spec_of
+from ..loading import CONFIGS, known_config
 from ..sentences import layout_starts
-from .base import CaptureReader
+from .base import CaptureReader, install_score_extensions
 
-DEFAULT_MODEL_CONFIG = """
-[model]
-@architectures = "spacy-attnseg.AttnSenterModel.v1"
-width = 256
-window_size = 2
-depth = 2
-maxout_pieces = 2
-dropout = 0.2
-
-[model.features]
-@architectures = "spacy-attnseg.AttnFeatures.v1"
-colsums = true
-similarities = true
-context_layers = [1, 2, 3, 4]
-hidden = true
-doc_punct = true
-
-[model.words]
-@architectures = "spacy.MultiHashEmbed.v2"
-width = 64
-attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]
-rows = [5000, 1000, 2500, 2500]
-include_static_vectors = false
-"""
-DEFAULT_MODEL = Config().from_str(DEFAULT_MODEL_CONFIG)["model"]
+# The factory's default model: the architecture of the shipped weights, as in the
+# shipped configs/attn_senter.cfg (one place for it).
+DEFAULT_MODEL = load_config(CONFIGS / "attn_senter.cfg", interpolate=False)["components"][
+    "attn_senter"
+]["model"]
 
 # Docs the transformer annotates in ``initialize`` to measure the feature statistics.
 INIT_SAMPLE = 64
 
 
+class StartDecisions(NamedTuple):
+    """What ``AttnSenter.predict`` decides for one Doc: 1 where a sentence starts, and
+    P(S) of every token."""
+
+    starts: numpy.ndarray
+    probs: numpy.ndarray
+
+
+def install_start_scores() -> None:
+    """``doc._.start_scores`` (P(sentence start) per token, set by ``attn_senter``) and
+    ``token._.start_score``; safe to call many times."""
+    install_score_extensions("start_scores", "start_score")
+
+
 @Language.factory(
     "attn_senter",
     requires=["doc._.trf_data"],
-    assigns=["token.is_sent_start", "doc.sents"],
+    assigns=["token.is_sent_start", "doc.sents", "doc._.start_scores"],
     default_config={
         "model": DEFAULT_MODEL,
         "transformer": "transformer",
@@ -155,6 +162,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
                 "paragraph_breaks": bool(paragraph_breaks),
             }
         )
+        install_start_scores()
         self.attach(nlp)
         self.install_capture()
 
@@ -238,20 +246,33 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         starts = (numpy.asarray(probs) >= threshold).astype("int32")
         return layout_starts(doc, starts, paragraph_breaks=self.paragraph_breaks)
 
-    def predict(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, 1 where a sentence starts and 0 elsewhere (``decide``)."""
+    def predict(self, docs: Iterable[Doc]) -> List[StartDecisions]:
+        """Per Doc, P(S) of every token and the starts decided from it (``decide``)."""
         docs = list(docs)
-        if not any(len(doc) for doc in docs):
-            return [numpy.zeros((len(doc),), dtype="int32") for doc in docs]
         probs = self.predict_proba(docs)
-        return [self.decide(doc, p) for p, doc in zip(probs, docs, strict=True)]
+        return [StartDecisions(self.decide(doc, p), p) for p, doc in zip(probs, docs, strict=True)]
+
+    def set_annotations(self, docs: Iterable[Doc], decisions: Sequence[Any]) -> None:
+        """Sentence starts (only where unset unless ``overwrite``, as spaCy's ``senter``)
+        and ``doc._.start_scores``, P(S) of every token."""
+        install_start_scores()
+        docs = list(docs)
+        starts = [getattr(d, "starts", d) for d in decisions]
+        super().set_annotations(docs, starts)
+        for doc, decided in zip(docs, decisions, strict=True):
+            probs = getattr(decided, "probs", None)
+            if probs is not None:
+                doc._.start_scores = [round(float(p), 6) for p in probs]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """Per Doc, P(S) of every token (numpy)."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        return [self.model.ops.to_numpy(member_start_probs(s)) for s in self.model.predict(docs)]
+        return [
+            self.model.ops.to_numpy(member_start_probs(s)).astype("float32")
+            for s in self.model.predict(docs)
+        ]
 
     def get_loss(
         self, examples: Iterable[Example], scores: List[Floats2d]
@@ -281,10 +302,17 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         *,
         nlp: Optional[Language] = None,
         n_sample: int = INIT_SAMPLE,
+        weights: Optional[Union[str, Path]] = None,
     ) -> None:
         """Build the model from a sample of the examples: the transformer annotates up to
         ``n_sample`` of them, spread over the data, and the feature layer measures its
         standardisation on their tokens.
+
+        With ``weights`` (a folder written by this component's ``to_disk``, e.g. the
+        trained weights that ship with the package: ``spacy-attnseg.shipped_senter.v1``
+        in ``[initialize.components.attn_senter]``), the model and thresholds are read
+        from there instead; the model's architecture must be the one they were trained
+        with (E107).
 
         The transformer must have weights: in ``spacy train`` a frozen transformer is not
         initialized, so the config adds the ``spacy-attnseg.initialize_frozen.v1``
@@ -292,6 +320,13 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         validate_get_examples(get_examples, "AttnSenter.initialize")
         if nlp is not None:
             self.attach(nlp)
+        if weights is None and not any(
+            eg.reference.has_annotation("SENT_START") for eg in get_examples()
+        ):
+            weights = self.default_weights()
+        if weights is not None:
+            self.load_weights(Path(weights))
+            return
         if not self._trf.model.attrs.get("has_transformer"):
             raise ValueError(Errors.E105.format(name=self.cfg["transformer"], component=self.name))
         self.install_capture()
@@ -309,6 +344,31 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
             labels.append(self.model.ops.asarray2f(numpy.asarray(rows, dtype="float32")))
         self.model.initialize(X=docs, Y=labels)
 
+    def default_weights(self) -> Optional[Path]:
+        """The shipped weights when this component reads the embedded MiniLM with the
+        shipped architecture (``DEFAULT_MODEL``); else None, with a warning (W003) that
+        the model starts untrained."""
+        name = str(self._trf.model.attrs.get("name", ""))
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        section = None
+        if nlp is not None and self.name in nlp.config.get("components", {}):
+            section = nlp.config["components"][self.name].get("model")
+        known = known_config(name) == CONFIGS / "minilm.cfg"
+        if known and section is not None and _contains(section, DEFAULT_MODEL):
+            return shipped_path("minilm")
+        warnings.warn(Warnings.W003.format(model=name, component=self.name), stacklevel=3)
+        return None
+
+    def load_weights(self, path: Path) -> None:
+        """Read trained weights and thresholds written by ``to_disk`` (E107 when they do
+        not fit this component's model)."""
+        if not (path / "model").exists():
+            raise ValueError(Errors.E107.format(path=path, reason="it holds no 'model' file"))
+        try:
+            self.from_disk(path, exclude=["vocab"])
+        except ValueError as error:  # thinc: shapes or layers that do not match
+            raise ValueError(Errors.E107.format(path=path, reason=error)) from None
+
     # -- serialization ----------------------------------------------------------------
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttnSenter":
@@ -322,6 +382,34 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         super().from_disk(path, exclude=exclude)
         self.install_capture()
         return self
+
+
+# The trained weights that ship with the package, by model (package data).
+SHIPPED = {"minilm": "attn_senter_minilm"}
+
+
+def _contains(section: Any, wanted: Any) -> bool:
+    """Whether the config ``section`` has every setting of ``wanted`` (nested)."""
+    if isinstance(wanted, dict):
+        return isinstance(section, dict) and all(
+            key in section and _contains(section[key], value) for key, value in wanted.items()
+        )
+    return bool(section == wanted)
+
+
+@registry.misc("spacy-attnseg.shipped_senter.v1")
+def shipped_senter(model: str = "minilm") -> str:
+    """The folder of the trained ``attn_senter`` weights that ship with spacy-attnseg for
+    ``model`` ("minilm": the embedded all-MiniLM-L6-v2), for
+    ``[initialize.components.attn_senter] weights``."""
+    if model not in SHIPPED:
+        raise ValueError(Errors.E108.format(model=model, known=sorted(SHIPPED)))
+    return str(shipped_path(model))
+
+
+def shipped_path(model: str = "minilm") -> Path:
+    """Where the shipped weights for ``model`` live inside the package."""
+    return Path(__file__).resolve().parent.parent / "data" / SHIPPED[model]
 
 
 @registry.callbacks("spacy-attnseg.initialize_frozen.v1")
@@ -366,6 +454,9 @@ def settings(nlp: Language, name: str = "attn_senter") -> Dict[str, Any]:
         "features": {
             "colsums": spec.colsums,
             "similarities": spec.similarities,
+            "similarity_layers": None
+            if spec.similarity_layers is None
+            else list(spec.similarity_layers),
             "context_layers": list(spec.context_layers),
             "hidden": spec.hidden,
             "doc_punct": spec.doc_punct,

