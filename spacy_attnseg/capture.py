@@ -134,7 +134,8 @@ def column_sums(probs: Any, keep: Any) -> Any:
     keep_f = (
         keep.astype(probs.dtype) if not isinstance(probs, torch.Tensor) else keep.to(probs.dtype)
     )
-    sums = (probs * keep_f[:, None, :, None]).sum(axis=2)
+    # one matrix-vector product per head (no masked copy of the maps)
+    sums = (keep_f[:, None, None, :] @ probs)[:, :, 0, :]
     return sums * keep_f[:, None, :]
 
 
@@ -326,10 +327,7 @@ class AttentionCapture:
         pad = (state.attention_mask == 0)[:, None, None, :]
         scores.masked_fill_(pad, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, dim=-1)
-        # column sums over the kept query rows as one matrix-vector product per head
-        keep = state.keep.to(probs.dtype)
-        sums = torch.matmul(keep[:, None, None, :], probs)[:, :, 0, :]
-        return sums * keep[:, None, :]
+        return column_sums(probs, state.keep)
 
     def _end_pass(self, module: Any, args: Tuple, output: Any) -> None:
         state = self._state

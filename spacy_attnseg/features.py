@@ -42,7 +42,14 @@ from spacy.tokens import Doc
 from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
-from .capture import COLSUM_HEADS, COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
+from .capture import (
+    COLSUM_HEADS,
+    COLSUMS,
+    CONTEXT,
+    CONTEXT_LAYERS,
+    CaptureRequest,
+    check_layers_heads,
+)
 from .errors import Errors
 from .sentences import column_scores, sentence_final
 from .windows import group_sums, ops_for, token_values
@@ -68,16 +75,9 @@ class FeatureSpec:
         """The (layer, head) pairs whose column scores are features, layers counted from
         0: every head unless ``colsum_layers`` (and ``colsum_heads``, within them) name
         some."""
-        layers = (
-            range(n_layers)
-            if self.colsum_layers is None
-            else _resolve_layers(self.colsum_layers, n_layers)
-        )
+        layers = range(n_layers) if self.colsum_layers is None else self.colsum_layers
         heads = self.colsum_heads or tuple(range(n_heads))
-        for head in heads:
-            if not 0 <= head < n_heads:
-                raise ValueError(Errors.E005.format(head=head, n_heads=n_heads, last=n_heads - 1))
-        return [(layer, head) for layer in layers for head in heads]
+        return check_layers_heads([(l_, h) for l_ in layers for h in heads], n_layers, n_heads)
 
     def capture_request(self) -> CaptureRequest:
         """What the transformer's capture hooks must compute for these features."""
@@ -112,12 +112,7 @@ class FeatureSpec:
 
 def _resolve_layers(layers: Sequence[int], n_layers: int) -> List[int]:
     """``layers`` counted from 0 (negative ones from the end), checked (E004)."""
-    out = []
-    for layer in layers:
-        if not -n_layers <= layer < n_layers:
-            raise ValueError(Errors.E004.format(layer=layer, n_layers=n_layers, last=n_layers - 1))
-        out.append(layer % n_layers)
-    return out
+    return [layer for layer, _ in check_layers_heads([(l_, 0) for l_ in layers], n_layers, 1)]
 
 
 def feature_names(spec: FeatureSpec, n_layers: int, n_heads: int, hidden: int) -> List[str]:

@@ -53,11 +53,6 @@ PIPELINES: Dict[str, Tuple[str, Dict[str, Any]]] = {
 KNOWN_MODELS = {"all-minilm-l6-v2": "minilm.cfg"}
 
 
-def default_config_path() -> Path:
-    """The config of the default pipeline that ships with the package."""
-    return CONFIGS / PIPELINES["default"][0]
-
-
 def known_config(model_name: str) -> Optional[Path]:
     """The shipped config calibrated for the transformer ``model_name`` (a hub id or a
     folder), or None for a model this package has no settings for."""

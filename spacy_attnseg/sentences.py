@@ -115,7 +115,7 @@ def token_classes(doc: Doc) -> TokenClasses:
     opens = opening_only | (quote & left & ~attached)
     blank = numpy.zeros(n, dtype=bool)
     for i in numpy.flatnonzero(space).tolist():
-        blank[i] = doc[i].text.count("\n") >= 2
+        blank[i] = is_blank_line(doc[i])
     return TokenClasses(continues, opens, blank, space)
 
 
@@ -163,7 +163,13 @@ def sentence_starts(doc: Doc, separators: numpy.ndarray) -> numpy.ndarray:
     return starts
 
 
-def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) -> numpy.ndarray:
+def layout_starts(
+    doc: Doc,
+    starts: numpy.ndarray,
+    *,
+    paragraph_breaks: bool,
+    classes: Optional[TokenClasses] = None,
+) -> numpy.ndarray:
     """Sentence starts (one value per token, nonzero = start) fitted to the text's layout.
 
     After the first token, no sentence starts on a token that belongs to the end of the
@@ -177,7 +183,7 @@ def layout_starts(doc: Doc, starts: numpy.ndarray, *, paragraph_breaks: bool) ->
     two or more line breaks) that follows some text always starts a sentence. Returns a
     new array of ``starts``' dtype.
     """
-    classes = token_classes(doc)
+    classes = classes or token_classes(doc)
     continues, blank = classes.continues.tolist(), classes.blank.tolist()
     space = classes.space.tolist()
     out = numpy.array(starts, copy=True)
@@ -232,7 +238,9 @@ def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray
         [back_over_openings(doc, int(t), classes) if t < n else n for t in following],
         dtype="int64",
     )
-    fixed = layout_starts(doc, numpy.zeros(n, dtype=bool), paragraph_breaks=paragraph_breaks)
+    fixed = layout_starts(
+        doc, numpy.zeros(n, dtype=bool), paragraph_breaks=paragraph_breaks, classes=classes
+    )
     if n:
         fixed[0] = True
     return targets, fixed.astype(bool)

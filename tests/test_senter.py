@@ -16,6 +16,7 @@ from spacy.util import load_config, load_model_from_config, registry
 import spacy_attnseg
 from spacy_attnseg.architectures import member_projections
 from spacy_attnseg.capture import AttentionCapture
+from spacy_attnseg.components.senter import StartDecisions
 from spacy_attnseg.features import (
     FeatureSpec,
     doc_features,
@@ -367,11 +368,15 @@ def test_empty_docs_and_overwrite(trained: Dict[str, Any]) -> None:
     for token in doc:
         token.is_sent_start = token.i == 0
     doc = nlp.get_pipe("transformer")(doc)
-    senter.set_annotations([doc], [numpy.ones(len(doc), dtype="int32")])
+    everywhere = StartDecisions(
+        numpy.ones(len(doc), dtype="int32"), numpy.full(len(doc), 0.75, dtype="float32")
+    )
+    senter.set_annotations([doc], [everywhere])
     assert [t.is_sent_start for t in doc][1:] == [False] * (len(doc) - 1)
+    assert doc._.start_scores == [0.75] * len(doc)
     senter.cfg["overwrite"] = True
     try:
-        senter.set_annotations([doc], [numpy.ones(len(doc), dtype="int32")])
+        senter.set_annotations([doc], [everywhere])
     finally:
         senter.cfg["overwrite"] = False
     assert all(t.is_sent_start for t in doc)

@@ -252,17 +252,14 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         probs = self.predict_proba(docs)
         return [StartDecisions(self.decide(doc, p), p) for p, doc in zip(probs, docs, strict=True)]
 
-    def set_annotations(self, docs: Iterable[Doc], decisions: Sequence[Any]) -> None:
+    def set_annotations(self, docs: Iterable[Doc], decisions: Sequence[StartDecisions]) -> None:
         """Sentence starts (only where unset unless ``overwrite``, as spaCy's ``senter``)
         and ``doc._.start_scores``, P(S) of every token."""
         install_start_scores()
         docs = list(docs)
-        starts = [getattr(d, "starts", d) for d in decisions]
-        super().set_annotations(docs, starts)
+        super().set_annotations(docs, [decided.starts for decided in decisions])
         for doc, decided in zip(docs, decisions, strict=True):
-            probs = getattr(decided, "probs", None)
-            if probs is not None:
-                doc._.start_scores = [round(float(p), 6) for p in probs]
+            doc._.start_scores = [round(float(p), 6) for p in decided.probs]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
         """Per Doc, P(S) of every token (numpy)."""
