@@ -43,6 +43,7 @@ MODES: Dict[str, Dict[str, Any]] = {
     "pairs_head": {"help": "transformer + attn_head_pairs on 1 head of the last layer"},
     "pairs_layer": {"help": "transformer + attn_head_pairs on all heads of the last layer"},
     "pairs_all": {"help": "transformer + attn_head_pairs on all heads of all layers"},
+    "everything": {"help": "the default pipeline + attn_head_pairs (all heads of the last layer)"},
     "pairs_all_trim": {
         "help": "transformer + attn_head_pairs on all heads of all layers + malloc_trim"
     },
@@ -68,7 +69,10 @@ def build(mode: str) -> Any:
             "output_attentions": True,
             "attn_implementation": "eager",
         }
-    if mode in ("default", "senter"):
+    if mode == "transformer":
+        # a plain spacy-transformers pipeline: no attnseg component was ever added
+        return load_pipeline("attention", overrides={"nlp.pipeline": ["transformer"]})
+    if mode in ("default", "senter", "everything"):
         nlp = load_pipeline("default")
         if mode == "senter":
             nlp.remove_pipe("attn_segmenter")
@@ -80,6 +84,8 @@ def build(mode: str) -> Any:
         nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": [0]})
     elif mode == "pairs_layer":
         nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": []})
+    elif mode == "everything":
+        nlp.add_pipe("attn_head_pairs")
     elif mode == "pairs_all":
         nlp.add_pipe("attn_head_pairs", config={"layers": [], "heads": []})
     for name in nlp.pipe_names:
@@ -150,6 +156,7 @@ def _spawn(
     threads: int,
     extra_env: Dict[str, str] | None = None,
     align: bool = False,
+    long: bool = False,
 ) -> Dict[str, Any]:
     env = dict(
         os.environ,
@@ -159,6 +166,8 @@ def _spawn(
         **(extra_env or {}),
     )
     command = [sys.executable, __file__, "one", mode, str(n_docs), str(threads)]
+    if long:
+        command[2] = "one-long"
     if align:
         command.append("--align")
     out = subprocess.run(
@@ -186,6 +195,47 @@ def _write(results: Dict[str, Any], output: Path, table: List[str]) -> None:
     output.with_suffix(".json").write_text(json.dumps(results, indent=2), encoding="utf8")
     output.with_suffix(".md").write_text("\n".join(table) + "\n", encoding="utf8")
     print("\n".join(table))
+
+
+def long_text(n_tokens: int) -> str:
+    """One document of about ``n_tokens`` spaCy tokens: the UD EWT test documents joined
+    by blank lines and repeated."""
+    docs = cycle()
+    joined: List[str] = []
+    words = 0
+    while words < n_tokens:
+        doc = docs[len(joined) % len(docs)]
+        joined.append(doc)
+        # EWT averages about 1.2 spaCy tokens per whitespace-separated word
+        words += int(len(doc.split()) * 1.2)
+    return "\n\n".join(joined)
+
+
+@app.command("one-long", hidden=True)
+def run_one_long(mode: str, n_tokens: int, threads: int) -> None:
+    """Run one configuration on one long document and print a JSON line (subprocess)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    nlp = build(mode)
+    text = long_text(n_tokens)
+    nlp("Warm up. This is a short document.")
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    doc = nlp(text)
+    seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "n_tokens": len(doc),
+                "seconds": seconds,
+                "peak_rss_mb": rss / 1024,
+                "peak_rss_before_mb": rss_before / 1024,
+            }
+        )
+    )
 
 
 @app.command("speed")

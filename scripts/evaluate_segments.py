@@ -311,29 +311,20 @@ def sentence_vectors(doc: Any, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-def merge_ratios(S: numpy.ndarray, starts: numpy.ndarray) -> numpy.ndarray:
+def merge_ratios(S: Any, starts: numpy.ndarray) -> numpy.ndarray:
     """For each adjacent pair of blocks (a, a+1): ``cross / ref`` of
-    ``segments.semantic_segments`` (block a+1 is merged iff the ratio reaches
-    ``merge_threshold``); ``-inf`` where the rule never merges (no finite ``ref > 0``)."""
-    n = S.shape[0]
-    n_blocks = len(starts)
-    if n_blocks < 2:
+    ``segments.neighbour_similarities`` (``semantic_segments`` merges block a+1 iff the
+    ratio reaches ``merge_threshold``); ``-inf`` where the rule never merges (no finite
+    ``ref > 0``)."""
+    from spacy_attnseg.segments import BandedSimilarity, neighbour_similarities
+
+    sim = S if isinstance(S, BandedSimilarity) else BandedSimilarity.from_dense(S)
+    if len(starts) < 2:
         return numpy.zeros((0,))
-    rows = numpy.add.reduceat(S, starts, axis=0, dtype=numpy.float64)
-    sums = numpy.add.reduceat(rows, starts, axis=1)
-    diag = numpy.add.reduceat(numpy.diag(S).astype(numpy.float64), starts)
-    sizes = numpy.diff(numpy.r_[starts, n]).astype(numpy.float64)
-    within_count = sizes * sizes - sizes
-    within = numpy.full(n_blocks, numpy.nan)
-    numpy.divide(numpy.diag(sums) - diag, within_count, out=within, where=within_count > 0)
-    a = numpy.arange(n_blocks - 1)
-    cross = 0.5 * (sums[a, a + 1] + sums[a + 1, a]) / (sizes[:-1] * sizes[1:])
-    pair = numpy.stack([within[:-1], within[1:]])
-    finite = numpy.isfinite(pair)
-    ref = numpy.where(finite, pair, 0.0).sum(0) / numpy.maximum(finite.sum(0), 1)
-    valid = finite.any(0) & (ref > 0)
-    ratio = numpy.full(n_blocks - 1, -numpy.inf)
-    ratio[valid] = cross[valid] / ref[valid]
+    cross, ref = neighbour_similarities(sim, numpy.r_[starts, len(sim)])
+    valid = numpy.isfinite(ref) & (ref > 0)
+    ratio = numpy.full(len(cross), -numpy.inf)
+    ratio[valid] = cross[valid] / numpy.where(valid, ref, 1.0)[valid]
     return ratio
 
 

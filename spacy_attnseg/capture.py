@@ -31,7 +31,7 @@ the union of their requests.
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import torch
 from thinc.api import Model
@@ -46,6 +46,8 @@ CONTEXT_LAYERS = "attnseg_context_layers"
 HIDDEN = "attnseg_hidden"
 HIDDEN_LAYERS = "attnseg_hidden_layers"
 OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS, HIDDEN, HIDDEN_LAYERS)
+#: The outputs that are read, and released, together.
+CAPTURED_GROUPS = ((COLSUMS, COLSUM_HEADS), (CONTEXT, CONTEXT_LAYERS), (HIDDEN, HIDDEN_LAYERS))
 
 
 @dataclass(frozen=True)
@@ -147,16 +149,25 @@ def _array_module(array: Any) -> Any:
 
 @dataclass
 class _PassState:
-    """What the hooks collect during one forward pass."""
+    """What the hooks collect during one forward pass, chunk by chunk of windows (see
+    :class:`_ChunkedForward`); ``rows`` are the batch rows of the chunk that runs."""
 
     attention_mask: Optional[torch.Tensor] = None
     keep: Optional[torch.Tensor] = None
+    rows: slice = field(default_factory=lambda: slice(None))
+    chunk: int = 0
     queries: Dict[int, torch.Tensor] = field(default_factory=dict)
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
-    colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
-    context: Dict[int, torch.Tensor] = field(default_factory=dict)
-    hidden: Optional[torch.Tensor] = None
-    hidden_layers: List[int] = field(default_factory=list)
+    colsums: Dict[int, List[torch.Tensor]] = field(default_factory=dict)
+    context: Dict[int, List[torch.Tensor]] = field(default_factory=dict)
+    hidden: List[torch.Tensor] = field(default_factory=list)
+    hidden_layers: Set[int] = field(default_factory=set)
+
+
+#: Padded wordpieces per chunk of windows that the model runs at a time when a component
+#: captures from it (a batch of many windows, e.g. one long Doc, runs in chunks, so that
+#: the attention maps and the captured arrays of only one chunk are in memory at once).
+CHUNK_WORDPIECES = 8192
 
 
 class AttentionCapture:
@@ -172,6 +183,7 @@ class AttentionCapture:
         self.requests: Dict[str, CaptureRequest] = {}
         self._active: Dict[str, Callable[[], bool]] = {}
         self._handles: List[Any] = []
+        self._chunked: Optional[Any] = None
         self._installed_on: Optional[int] = None
         self._installed_request: Optional[Resolved] = None
         self._state = _PassState()
@@ -263,6 +275,9 @@ class AttentionCapture:
                 )
             for layer in sorted(request.hidden_layers):
                 handles.append(modules[layer].block.register_forward_hook(self._hook_hidden(layer)))
+        if family is not None:
+            hf_model.forward = _ChunkedForward(hf_model, self)
+            self._chunked = hf_model
         self._handles = handles
         self._installed_on = id(hf_model)
         self._installed_request = request
@@ -270,6 +285,9 @@ class AttentionCapture:
     def remove_hooks(self) -> None:
         for handle in self._handles:
             handle.remove()
+        if self._chunked is not None:
+            self._chunked.__dict__.pop("forward", None)
+            self._chunked = None
         self._handles = []
         self._installed_on = None
         self._installed_request = None
@@ -289,15 +307,15 @@ class AttentionCapture:
             state = self._state
             (state.keys if is_key else state.queries)[layer] = output
             if layer in state.queries and layer in state.keys:
-                state.colsums[layer] = self._layer_colsums(
-                    state.queries.pop(layer), state.keys.pop(layer), layer
+                state.colsums.setdefault(layer, []).append(
+                    self._layer_colsums(state.queries.pop(layer), state.keys.pop(layer), layer)
                 )
 
         return hook
 
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
-            self._state.context[layer] = args[0].detach()
+            self._state.context.setdefault(layer, []).append(args[0].detach())
 
         return hook
 
@@ -305,8 +323,11 @@ class AttentionCapture:
         def hook(module: Any, args: Tuple, output: Any) -> None:
             hidden = (output[0] if isinstance(output, (tuple, list)) else output).detach()
             state = self._state
-            state.hidden = hidden.clone() if state.hidden is None else state.hidden + hidden
-            state.hidden_layers.append(layer)
+            if len(state.hidden) == state.chunk:
+                state.hidden.append(hidden.clone())
+            else:
+                state.hidden[state.chunk] += hidden
+            state.hidden_layers.add(layer)
 
         return hook
 
@@ -324,10 +345,10 @@ class AttentionCapture:
         q = q.permute(0, 2, 1, 3).float() * (1.0 / math.sqrt(self._head_dim))
         k = k.permute(0, 2, 1, 3).float()
         scores = torch.matmul(q, k.transpose(-1, -2))
-        pad = (state.attention_mask == 0)[:, None, None, :]
+        pad = (state.attention_mask[state.rows] == 0)[:, None, None, :]
         scores.masked_fill_(pad, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, dim=-1)
-        return column_sums(probs, state.keep)
+        return column_sums(probs, state.keep[state.rows])
 
     def _end_pass(self, module: Any, args: Tuple, output: Any) -> None:
         state = self._state
@@ -337,27 +358,86 @@ class AttentionCapture:
         layers_needed = {layer for layer, _ in heads}
         computed = layers_needed and layers_needed <= set(state.colsums)
         if computed and getattr(output, "attentions", None) is None:
-            batch = next(iter(state.colsums.values())).shape[0]
-            per_layer = {
-                layer: sorted(h for (l_, h) in heads if l_ == layer) for layer in state.colsums
-            }
-            rows = [state.colsums[layer][:, per_layer[layer].index(h)] for layer, h in heads]
+            colsums = {layer: torch.cat(parts) for layer, parts in state.colsums.items()}
+            batch = next(iter(colsums.values())).shape[0]
+            per_layer = {layer: sorted(h for (l_, h) in heads if l_ == layer) for layer in colsums}
+            rows = [colsums[layer][:, per_layer[layer].index(h)] for layer, h in heads]
             output[COLSUMS] = torch.stack(rows, dim=1)
             index = torch.tensor(heads, dtype=torch.int32, device=output[COLSUMS].device)
             output[COLSUM_HEADS] = index[None].expand(batch, -1, -1).contiguous()
         if state.context:
             layers = sorted(state.context)
-            tensors = tuple(state.context[layer] for layer in layers)
+            tensors = tuple(_joined(state.context.pop(layer)) for layer in layers)
             batch = tensors[0].shape[0]
             output[CONTEXT] = tensors
             index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
             output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
-        if state.hidden is not None:
-            batch = state.hidden.shape[0]
-            output[HIDDEN] = state.hidden
+        if state.hidden:
+            hidden = _joined(state.hidden)
+            batch = hidden.shape[0]
+            output[HIDDEN] = hidden
             layers = sorted(state.hidden_layers)
-            index = torch.tensor(layers, dtype=torch.int32, device=state.hidden.device)
+            index = torch.tensor(layers, dtype=torch.int32, device=hidden.device)
             output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
+
+
+def _joined(parts: List[torch.Tensor]) -> torch.Tensor:
+    """The chunks' tensors as one, emptying ``parts`` as it goes (no second full copy
+    of the list is kept alive)."""
+    if len(parts) == 1:
+        return parts.pop()
+    joined = torch.cat(parts)
+    parts.clear()
+    return joined
+
+
+class _ChunkedForward:
+    """The forward method of a Hugging Face encoder, run on chunks of at most
+    :data:`CHUNK_WORDPIECES` padded wordpieces (whole windows, in order) with the
+    outputs concatenated: windows do not attend to each other, so each window's output
+    is the one the whole batch gives (up to the last bit of float rounding, which the
+    size of a BLAS call may change, as the batch's composition already does)."""
+
+    def __init__(self, module: Any, capture: "AttentionCapture") -> None:
+        self.forward = type(module).forward.__get__(module)
+        self.capture = capture
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        input_ids = kwargs.get("input_ids")
+        if args or not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+            return self.forward(*args, **kwargs)
+        n_rows, length = input_ids.shape
+        step = max(1, CHUNK_WORDPIECES // max(1, length))
+        if n_rows <= step:
+            return self.forward(**kwargs)
+        outputs = []
+        state = self.capture._state
+        for chunk, start in enumerate(range(0, n_rows, step)):
+            rows = slice(start, start + step)
+            state.rows, state.chunk = rows, chunk
+            part = {
+                key: value[rows]
+                if isinstance(value, torch.Tensor) and value.shape[:1] == (n_rows,)
+                else value
+                for key, value in kwargs.items()
+            }
+            outputs.append(self.forward(**part))
+        state.rows, state.chunk = slice(None), 0
+        return _concat_outputs(outputs)
+
+
+def _concat_outputs(outputs: List[Any]) -> Any:
+    """Hugging Face ``ModelOutput``s of consecutive chunks of a batch as one."""
+    merged: Dict[str, Any] = {}
+    for key, first in outputs[0].items():
+        values = [output[key] for output in outputs]
+        if isinstance(first, torch.Tensor):
+            merged[key] = torch.cat(values)
+        elif isinstance(first, tuple):
+            merged[key] = tuple(torch.cat(parts) for parts in zip(*values, strict=True))
+        else:
+            merged[key] = first
+    return type(outputs[0])(**merged)
 
 
 class _CapturingForward:

@@ -35,10 +35,11 @@ standardises every feature with a mean and scale measured when it is initialised
 """
 
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Tuple, cast
+from functools import partial
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 from thinc.api import Model
 from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
@@ -52,9 +53,26 @@ from .capture import (
 )
 from .errors import Errors
 from .sentences import column_scores, sentence_final
-from .windows import group_sums, ops_for, token_values
+from .windows import group_sums, ops_for, token_values, window_length
 
 HIDDEN = "last_hidden_state"
+
+
+@dataclass(frozen=True)
+class DocRange:
+    """Tokens ``[start, end)`` of ``doc``, as the model reads them: its features are those
+    of the tokens in the whole Doc (see :func:`doc_features`). spaCy's feature extractor
+    reads a range through ``doc.to_array(...)[start:end]`` (``Span.to_array`` does not
+    take attribute names)."""
+
+    doc: Doc
+    start: int
+    end: int
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
 BLOCKS = ("colsums", "similarities", "context", "hidden", "doc_punct")
 
 
@@ -150,7 +168,7 @@ def head_of_feature(name: str) -> Optional[Tuple[int, int]]:
 
 
 def doc_features(
-    doc: Doc,
+    doc: Union[Doc, Span, DocRange],
     spec: FeatureSpec,
     *,
     n_heads: Optional[int] = None,
@@ -158,6 +176,9 @@ def doc_features(
     component: str = "attn_senter",
 ) -> Floats2d:
     """The ``(len(doc), n_features)`` float32 feature matrix of ``doc`` (numpy).
+
+    ``doc`` may be a ``Span`` or a :class:`DocRange`: its tokens get the features they
+    have in the whole Doc (the document punctuation features too).
 
     ``n_heads`` (heads per layer) splits the captured head outputs into heads and
     ``n_layers`` resolves negative ``context_layers``; when None they are read from the
@@ -168,14 +189,19 @@ def doc_features(
     matrix; :class:`AttnFeatures` pads it to the full width with zeros.
     """
     n_tokens = len(doc)
-    trf_data = getattr(doc._, "trf_data", None) if Doc.has_extension("trf_data") else None
+    whole = doc.doc
+    trf_data = getattr(whole._, "trf_data", None) if Doc.has_extension("trf_data") else None
     if trf_data is None:
         raise ValueError(Errors.E101.format(component=component))
     if n_tokens == 0 or trf_data.wordpieces.input_ids.size == 0 or not len(trf_data.align.dataXd):
         return cast(Floats2d, numpy.zeros((n_tokens, 0), dtype="float32"))
     output = trf_data.model_output
     align = trf_data.align
-    blocks: List[numpy.ndarray] = []
+    if isinstance(doc, (Span, DocRange)):
+        align = align[doc.start : doc.end]
+    # (width, writer) per block: each writer fills its columns of the one result matrix,
+    # so that no block is held twice
+    blocks: List[Tuple[int, Callable[[numpy.ndarray], Any]]] = []
     if spec.colsums:
         if COLSUMS not in output:
             raise ValueError(Errors.E006.format(component=component))
@@ -189,7 +215,12 @@ def doc_features(
             if any(pair not in row for pair in wanted):
                 raise ValueError(Errors.E006.format(component=component))
             colsums = colsums[:, [row[pair] for pair in wanted]]
-        blocks.append(colsum_features(colsums, align, n_tokens))
+        blocks.append(
+            (
+                2 * colsums.shape[1],
+                lambda out: _fill(out, colsum_features(colsums, align, n_tokens)),
+            )
+        )
     if spec.similarities or spec.context_layers:
         if CONTEXT not in output:
             raise ValueError(Errors.E006.format(component=component))
@@ -204,19 +235,68 @@ def doc_features(
         if any(layer not in context for layer in sim_layers):
             raise ValueError(Errors.E006.format(component=component))
         arrays = [context[layer] for layer in sim_layers]
-        blocks.append(similarity_features(arrays, heads, align, n_tokens))
+        blocks.append(
+            (
+                2 * len(arrays) * heads + 2,
+                lambda out: _range_similarities(arrays, heads, trf_data, doc, out),
+            )
+        )
     if spec.context_layers:
         chosen = spec.resolved_context_layers(layers)
         if any(layer not in context for layer in chosen):
             raise ValueError(Errors.E006.format(component=component))
-        xp = ops_for(context[chosen[0]]).xp
-        stacked = xp.concatenate([context[layer] for layer in chosen], axis=2)
-        blocks.append(token_values(stacked, align, n_tokens))
+        for layer in chosen:
+            array = context[layer]
+            blocks.append((array.shape[-1], partial(token_values, array, align, n_tokens)))
     if spec.hidden:
-        blocks.append(token_values(output[HIDDEN], align, n_tokens))
+        hidden = output[HIDDEN]
+        blocks.append(
+            (hidden.shape[-1], lambda out: token_values(hidden, align, n_tokens, out=out))
+        )
     if spec.doc_punct:
-        blocks.append(doc_punct_features(doc))
-    return cast(Floats2d, numpy.concatenate(blocks, axis=1).astype("float32", copy=False))
+        blocks.append((2, lambda out: _fill(out, doc_punct_row(whole))))
+    result = numpy.empty((n_tokens, sum(width for width, _ in blocks)), dtype="float32")
+    column = 0
+    for width, write in blocks:
+        write(result[:, column : column + width])
+        column += width
+    return cast(Floats2d, result)
+
+
+def _range_similarities(
+    arrays: Sequence[Any],
+    n_heads: int,
+    trf_data: Any,
+    doc: Union[Doc, Span, DocRange],
+    out: numpy.ndarray,
+) -> None:
+    """:func:`similarity_features` of ``doc``'s tokens as they are in the whole Doc: a
+    range is widened to every token of the windows it touches (a similarity is divided
+    by its window's mean squared norm, and a token's neighbour may lie outside)."""
+    align = trf_data.align
+    if not isinstance(doc, (Span, DocRange)):
+        similarity_features(arrays, n_heads, align, len(doc), out=out)
+        return
+    length = window_length(trf_data)
+    lengths = numpy.asarray(align.lengths)
+    rows = numpy.asarray(align.dataXd, dtype="int64")
+    offsets = numpy.concatenate([[0], numpy.cumsum(lengths)])
+    windows = rows[offsets[doc.start] : offsets[doc.end]] // length
+    if not len(windows):
+        out[...] = 0.0
+        return
+    token_of_row = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    touched = numpy.flatnonzero(
+        (rows // length >= windows.min()) & (rows // length <= windows.max())
+    )
+    lo = min(doc.start, int(token_of_row[touched].min()))
+    hi = max(doc.end, int(token_of_row[touched].max()) + 1)
+    wide = similarity_features(arrays, n_heads, align[lo:hi], hi - lo)
+    out[...] = wide[doc.start - lo : doc.end - lo]
+
+
+def _fill(out: numpy.ndarray, values: numpy.ndarray) -> None:
+    out[...] = values
 
 
 def _model_size(output: Any) -> Tuple[int, int]:
@@ -246,12 +326,16 @@ def lacks_final_punct(doc: Doc) -> bool:
     return len(doc) > 0 and final_punct_rate(doc) < NO_PUNCT_RATE
 
 
-def doc_punct_features(doc: Doc) -> numpy.ndarray:
+def doc_punct_row(doc: Doc) -> numpy.ndarray:
     """Ten times the share of sentence-final punctuation tokens in the doc, and whether
-    there is any, repeated for every token: ``(len(doc), 2)``."""
+    there is any: ``(1, 2)``, the same for every token."""
     rate = final_punct_rate(doc)
-    row = numpy.array([10.0 * rate, float(rate > 0)], dtype="float32")
-    return numpy.repeat(row[None, :], len(doc), axis=0)
+    return numpy.array([[10.0 * rate, float(rate > 0)]], dtype="float32")
+
+
+def doc_punct_features(doc: Doc) -> numpy.ndarray:
+    """:func:`doc_punct_row` repeated for every token: ``(len(doc), 2)``."""
+    return numpy.repeat(doc_punct_row(doc), len(doc), axis=0)
 
 
 def colsum_features(colsums: Any, align: Ragged, n_tokens: int) -> numpy.ndarray:
@@ -291,58 +375,63 @@ def _window_segments(
 
 
 def similarity_features(
-    context: Sequence[Any], n_heads: int, align: Ragged, n_tokens: int
+    context: Sequence[Any],
+    n_heads: int,
+    align: Ragged,
+    n_tokens: int,
+    out: Optional[numpy.ndarray] = None,
 ) -> numpy.ndarray:
     """Per head, normalised dot products of each token's head output with its previous and
     next token's: ``(n_tokens, 2 * n_layers * n_heads + 2)`` (prev block, next block,
-    has_prev, has_next).
+    has_prev, has_next), written into ``out`` when given.
 
     ``context`` holds one ``(n_windows, L, hidden)`` array per layer: the concatenated
-    head outputs ``softmax(QK^T/sqrt(d))V`` the capture hooks record.
+    head outputs ``softmax(QK^T/sqrt(d))V`` the capture hooks record. The layers are
+    read one at a time.
     """
     n_layers = len(context)
     n_windows, length, hidden = context[0].shape
     if hidden % n_heads:
         raise ValueError(Errors.E011.format(layer="?", width=hidden, n_heads=n_heads))
     n_pairs_out = n_layers * n_heads
-    prev = numpy.zeros((n_tokens, n_pairs_out), dtype="float32")
-    nxt = numpy.zeros((n_tokens, n_pairs_out), dtype="float32")
+    if out is None:
+        out = numpy.zeros((n_tokens, 2 * n_pairs_out + 2), dtype="float32")
+    else:
+        out[...] = 0.0
     prev_count = numpy.zeros((n_tokens,), dtype="float32")
     next_count = numpy.zeros((n_tokens,), dtype="float32")
     rows, seg_lengths, seg_tokens, seg_windows = _window_segments(align, length)
-    if len(rows):
+    pair = numpy.flatnonzero(seg_windows[1:] == seg_windows[:-1])
+    if len(pair):
         ops = ops_for(context[0])
         xp = ops.xp
         index = xp.asarray(rows)
-        gathered = xp.concatenate(
-            [xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index] for layer in context],
-            axis=1,
-        )
-        pooled = ops.reduce_mean(
-            ops.asarray2f(gathered), cast(Ints1d, xp.asarray(seg_lengths, dtype="int32"))
-        )
-        per_head: Any = pooled.reshape((len(seg_lengths), n_pairs_out, -1))
-        squares = (per_head * per_head).sum(axis=2)  # (n_seg, n_layers * n_heads)
+        lengths = cast(Ints1d, xp.asarray(seg_lengths, dtype="int32"))
         _, window_counts = numpy.unique(seg_windows, return_counts=True)
-        window_norm = ops.reduce_mean(
-            ops.asarray2f(squares), cast(Ints1d, xp.asarray(window_counts, dtype="int32"))
-        )
+        counts = cast(Ints1d, xp.asarray(window_counts, dtype="int32"))
         seg_window_index = numpy.repeat(numpy.arange(len(window_counts)), window_counts)
-        pair = numpy.flatnonzero(seg_windows[1:] == seg_windows[:-1])
-        if len(pair):
-            left = xp.asarray(pair)
+        left = xp.asarray(pair)
+        pair_window = xp.asarray(seg_window_index[pair])
+        left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
+        for k, layer in enumerate(context):
+            gathered = xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index]
+            pooled = ops.reduce_mean(ops.asarray2f(gathered), lengths)
+            per_head: Any = pooled.reshape((len(seg_lengths), n_heads, -1))
+            squares = (per_head * per_head).sum(axis=2)  # (n_seg, n_heads)
+            window_norm = ops.reduce_mean(ops.asarray2f(squares), counts)
             dots = (per_head[left] * per_head[left + 1]).sum(axis=2)
-            norm = window_norm[xp.asarray(seg_window_index[pair])]
+            norm = window_norm[pair_window]
             sims = ops.to_numpy(dots / xp.where(norm > 0, norm, 1.0)).astype("float32")
-            left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
-            prev += group_sums(sims, right_tokens, n_tokens)
-            nxt += group_sums(sims, left_tokens, n_tokens)
-            prev_count += numpy.bincount(right_tokens, minlength=n_tokens)
-            next_count += numpy.bincount(left_tokens, minlength=n_tokens)
-    prev /= numpy.maximum(prev_count, 1.0)[:, None]
-    nxt /= numpy.maximum(next_count, 1.0)[:, None]
-    flags = numpy.stack([prev_count > 0, next_count > 0], axis=1).astype("float32")
-    return numpy.concatenate([prev, nxt, flags], axis=1)
+            columns = slice(k * n_heads, (k + 1) * n_heads)
+            out[:, columns] = group_sums(sims, right_tokens, n_tokens)
+            out[:, n_pairs_out:][:, columns] = group_sums(sims, left_tokens, n_tokens)
+        prev_count += numpy.bincount(right_tokens, minlength=n_tokens)
+        next_count += numpy.bincount(left_tokens, minlength=n_tokens)
+    out[:, :n_pairs_out] /= numpy.maximum(prev_count, 1.0)[:, None]
+    out[:, n_pairs_out : 2 * n_pairs_out] /= numpy.maximum(next_count, 1.0)[:, None]
+    out[:, -2] = prev_count > 0
+    out[:, -1] = next_count > 0
+    return out
 
 
 # -- the Thinc layer ------------------------------------------------------------------
@@ -427,13 +516,15 @@ def _features_forward(
     model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable]:
     width = model.get_dim("nO")
-    mean = model.get_param("mean")
-    scale = model.get_param("scale")
+    mean = cast(Floats1d, model.get_param("mean"))
+    scale = cast(Floats1d, model.get_param("scale"))
     outputs = []
     for values in _raw_features(model, docs, width):
         array = model.ops.asarray2f(values)
         if len(array):
-            array = (array - mean) * scale
+            # in place: the matrix is this call's own
+            array -= mean
+            array *= scale
         outputs.append(array)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
@@ -476,11 +567,13 @@ def standardisation(values: numpy.ndarray, *, min_std: float = 1e-3) -> Tuple[Fl
 
 __all__ = [
     "AttnFeatures",
+    "DocRange",
     "BLOCKS",
     "FeatureSpec",
     "colsum_features",
     "doc_features",
     "doc_punct_features",
+    "doc_punct_row",
     "feature_names",
     "NO_PUNCT_RATE",
     "final_punct_rate",

@@ -27,6 +27,7 @@ from thinc.api import get_array_module, to_numpy
 from thinc.types import Floats3d, Floats4d
 
 from .pairs import HeadPairs
+from .segments import BandedSimilarity
 
 #: numpy or cupy input array (thinc-typed or plain ndarray).
 ArrayIn = Union[Floats3d, numpy.ndarray]
@@ -359,7 +360,7 @@ def layer_token_pairs(
     threshold: float = 0.3,
     n_tokens: int | None = None,
     with_segment_similarity: bool = False,
-) -> Tuple[HeadPairs, Optional[numpy.ndarray]]:
+) -> Tuple[HeadPairs, Optional[BandedSimilarity]]:
     """:func:`high_similarity_pairs` followed by :func:`map_pairs_to_tokens`, and
     optionally :func:`segment_similarity`, in one pass over the windows.
 
@@ -376,10 +377,10 @@ def layer_token_pairs(
     window's wordpieces are not in token order.
 
     n_tokens: number of tokens of the Doc (default: ``wp2tok.max() + 1``); the segment
-        similarity matrix is ``(n_tokens, n_tokens)``.
+        similarity is that of ``n_tokens`` tokens.
     RETURNS: the layer's :class:`HeadPairs` (sorted) and, with
-        ``with_segment_similarity``, the token similarity matrix of
-        :func:`segment_similarity` (else None).
+        ``with_segment_similarity``, the token similarity of :func:`segment_similarity`
+        (a :class:`~spacy_attnseg.segments.BandedSimilarity`; else None).
     """
     head_idx = _head_list(n_heads, heads)
     per_head = _split_heads(context, n_heads)
@@ -418,14 +419,14 @@ def layer_token_pairs(
     head_rows = None if head_idx == list(range(n_heads)) else numpy.asarray(head_idx)
     n_pair_heads = len(pair_heads)
     band = max((plan.end - plan.start for plan in plans), default=0)
-    # Row t of ``best`` holds, for the tokens (t, base[t] + c), the highest normalised
-    # similarity of their wordpiece pairs over all windows, written by the window that
-    # owns token t (the last window that starts at or before it; earlier windows pass
-    # their values on through ``carry``). Thresholded at the end; the C order of
-    # (head, t, c) is then (head, i, j) order.
-    best = numpy.zeros((n_pair_heads, n_tokens, band), dtype=numpy.float32)
-    base = numpy.zeros((n_tokens,), dtype=numpy.int64)
-    segment = numpy.zeros((n_tokens, n_tokens), numpy.float32) if with_segment_similarity else None
+    # A window's block holds, for its token range [start, end), the highest normalised
+    # similarity of the token pairs' wordpiece pairs; rows that a later window also
+    # covers pass their values on through ``carry``. The rows a window owns (up to the
+    # next window's start) are final and thresholded at once, so that only the kept
+    # pairs outlive the window; per head, windows emit rows in token order and a block
+    # is in (t, c) order, so the kept pairs come out sorted by (head, i, j).
+    kept: List[List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]] = [[] for _ in pair_heads]
+    segment = BandedSimilarity.zeros(n_tokens, band) if with_segment_similarity else None
     carry: Optional[numpy.ndarray] = None
     for k, plan in enumerate(plans):
         out = per_head[plan.window][:, plan.q]
@@ -440,10 +441,13 @@ def layer_token_pairs(
         denom, positive = peak_scale(sims)
         if segment is not None:
             seg = numpy.where(positive[:, None, None], sims / denom[:, None, None], 0.0)
-            seg = seg.mean(axis=0)
-            seg_tok = _to_runs(seg[None], plan)[0]
-            local = plan.tokens[:, None], plan.tokens[None, :]
-            segment[local] = numpy.maximum(segment[local], seg_tok)
+            seg_tok = _to_runs(seg.mean(axis=0)[None], plan)[0]
+            upper_i, upper_j = numpy.triu_indices(len(plan.tokens), 1)
+            rows_t = plan.tokens[upper_i]
+            offsets = plan.tokens[upper_j] - rows_t
+            segment.values[rows_t, offsets] = numpy.maximum(
+                segment.values[rows_t, offsets], seg_tok[upper_i, upper_j]
+            )
         if pair_rows is not None:
             sims, denom, positive = sims[pair_rows], denom[pair_rows], positive[pair_rows]
         # Token values = maximum over the tokens' wordpieces of the normalised
@@ -462,30 +466,36 @@ def layer_token_pairs(
             numpy.maximum(block[:, :c, :c], carry, out=block[:, :c, :c])
         n_range = plan.end - plan.start
         emit = n_range if k + 1 == len(plans) else min(n_range, plans[k + 1].start - plan.start)
-        best[:, plan.start : plan.start + emit, :n_range] = block[:, :emit]
-        base[plan.start : plan.start + emit] = plan.start
-        carry = block[:, emit:, emit:] if emit < n_range else None
+        owned = block[:, :emit]
+        # keep j > i (column c is token start + c, row r token start + r)
+        keep = owned >= threshold
+        keep &= numpy.arange(n_range)[None, None, :] > numpy.arange(emit)[None, :, None]
+        hh, rr, cc = numpy.nonzero(keep)
+        if len(hh):
+            scores = owned[hh, rr, cc]
+            cuts = numpy.searchsorted(hh, numpy.arange(n_pair_heads + 1))
+            for h in range(n_pair_heads):
+                lo, hi = cuts[h], cuts[h + 1]
+                if hi > lo:
+                    kept[h].append((rr[lo:hi] + plan.start, cc[lo:hi] + plan.start, scores[lo:hi]))
+        carry = block[:, emit:, emit:].copy() if emit < n_range else None
     if segment is not None:
-        numpy.fill_diagonal(segment, 0.0)
-    # Keep j > i (j = base[i] + c) and scores >= threshold.
-    upper = numpy.arange(band)[None, :] > (numpy.arange(n_tokens) - base)[:, None]
-    keep = best >= threshold
-    keep &= upper
-    flat = numpy.flatnonzero(keep)
-    if not len(flat):
+        segment.refresh()
+    parts = [(h, part) for h, head_parts in enumerate(kept) for part in head_parts]
+    if not parts:
         return HeadPairs.empty(), segment
-    per_head_size = n_tokens * band
-    hh = flat // per_head_size if n_pair_heads > 1 else numpy.zeros_like(flat)
-    rest = flat - hh * per_head_size
-    rows = rest // band
-    found = HeadPairs.from_sorted(
-        layer=numpy.full((len(flat),), layer, dtype=numpy.int32),
-        head=numpy.asarray(pair_heads, dtype=numpy.int32)[hh],
-        i=rows,
-        j=base[rows] + (rest - rows * band),
-        score=best.reshape(-1)[flat],
+    return (
+        HeadPairs.from_sorted(
+            layer=numpy.full((sum(len(p[0]) for _, p in parts),), layer, dtype=numpy.int32),
+            head=numpy.concatenate(
+                [numpy.full(len(p[0]), pair_heads[h], dtype=numpy.int32) for h, p in parts]
+            ),
+            i=numpy.concatenate([p[0] for _, p in parts]),
+            j=numpy.concatenate([p[1] for _, p in parts]),
+            score=numpy.concatenate([p[2] for _, p in parts]),
+        ),
+        segment,
     )
-    return found, segment
 
 
 def segment_similarity(
@@ -495,12 +505,12 @@ def segment_similarity(
     n_tokens: int,
     n_heads: int,
     heads: Optional[Sequence[int]],
-) -> numpy.ndarray:
+) -> BandedSimilarity:
     """Token x token similarity for the segments: per window, each head's context
     similarity with the diagonal zeroed, masked and divided by its maximum, averaged over
     the heads; wordpieces are mapped to tokens taking the maximum (over wordpieces and
     overlapping windows), negative values give 0. Tokens never in one window together
-    stay at 0."""
+    stay at 0, so the matrix is returned as the band of the tokens that share one."""
     xp = get_array_module(context)
     n_win, length, width = context.shape
     head_dim = width // n_heads
@@ -512,9 +522,11 @@ def segment_similarity(
     denom, positive = peak_scale(sims)
     sims = xp.where(positive[..., None, None], sims / denom[..., None, None], 0.0).mean(axis=1)
     values = to_numpy(sims).astype("float32")
-    out = numpy.zeros((n_tokens, n_tokens), dtype="float32")
     windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
     a, b = wp2tok[windows, rows], wp2tok[windows, cols]
-    numpy.maximum.at(out, (a, b), values[windows, rows, cols])
-    numpy.fill_diagonal(out, 0.0)
-    return out
+    upper = a < b
+    a, b, found = a[upper], b[upper], values[windows[upper], rows[upper], cols[upper]]
+    band = int((b - a).max()) + 1 if len(a) else 1
+    out = BandedSimilarity.zeros(n_tokens, band)
+    numpy.maximum.at(out.values, (a, b - a), found)
+    return out.refresh()

@@ -5,7 +5,7 @@
 span several wordpieces of a window and, where windows overlap, appear in several windows.
 """
 
-from typing import Any, Tuple, cast
+from typing import Any, Optional, Tuple, cast
 
 import numpy
 from thinc.api import CupyOps, NumpyOps, Ops, get_array_module
@@ -61,26 +61,43 @@ def _segments(align: Ragged, length: int) -> Tuple[numpy.ndarray, numpy.ndarray,
     return rows, seg_lengths, tokens[starts]
 
 
-def token_values(values: Any, align: Ragged, n_tokens: int) -> numpy.ndarray:
+#: Wordpiece rows gathered at a time by :func:`token_values` (bounds its memory on long
+#: Docs to this many rows of values, whatever the Doc's length).
+GATHER_ROWS = 16384
+
+
+def token_values(
+    values: Any, align: Ragged, n_tokens: int, out: Optional[numpy.ndarray] = None
+) -> numpy.ndarray:
     """Per-token values from per-wordpiece values ``(n_windows, L, C)``.
 
     Within a window a token takes the maximum over its wordpieces; a token seen in several
     overlapping windows takes the mean over those windows, so no window counts twice.
-    Tokens without wordpieces (whitespace) get 0. Runs on the device of ``values``; only
-    the ``(n_tokens, C)`` result is copied to the CPU.
+    Tokens without wordpieces (whitespace) get 0. Runs on the device of ``values``, a
+    slice of tokens at a time; only the ``(n_tokens, C)`` result is copied to the CPU
+    (into ``out`` when given, e.g. columns of a larger matrix).
     """
     n_windows, length, width = values.shape
-    out = numpy.zeros((n_tokens, width), dtype="float32")
+    if out is None:
+        out = numpy.zeros((n_tokens, width), dtype="float32")
+    else:
+        out[...] = 0.0
     rows, seg_lengths, seg_tokens = _segments(align, length)
     if len(rows) == 0:
         return out
     ops = ops_for(values)
     flat = values.reshape((n_windows * length, width))
-    gathered = flat[ops.xp.asarray(rows)]
-    per_window, _ = ops.reduce_max(ops.asarray2f(gathered), _lengths(ops, seg_lengths))
-    tokens_with_values, n_windows_per_token = numpy.unique(seg_tokens, return_counts=True)
-    per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
-    out[tokens_with_values] = ops.to_numpy(per_token)
+    # cut between tokens: segments are sorted by token, each token's segments together
+    seg_rows = numpy.concatenate([[0], numpy.cumsum(seg_lengths)])
+    token_first = numpy.flatnonzero(numpy.r_[True, seg_tokens[1:] != seg_tokens[:-1]])
+    chunk = seg_rows[token_first] // GATHER_ROWS
+    cuts = [0, *token_first[1:][chunk[1:] != chunk[:-1]].tolist(), len(seg_tokens)]
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        gathered = flat[ops.xp.asarray(rows[seg_rows[lo] : seg_rows[hi]])]
+        per_window, _ = ops.reduce_max(ops.asarray2f(gathered), _lengths(ops, seg_lengths[lo:hi]))
+        tokens, n_windows_per_token = numpy.unique(seg_tokens[lo:hi], return_counts=True)
+        per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
+        out[tokens] = ops.to_numpy(per_token)
     return out
 
 

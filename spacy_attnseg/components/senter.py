@@ -42,13 +42,16 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..architectures import member_start_probs, n_members
-from ..capture import CaptureRequest
+from ..capture import CAPTURED_GROUPS, CaptureRequest
 from ..errors import Errors, Warnings
 from ..families import n_layers_heads
-from ..features import FeatureSpec, feature_names, lacks_final_punct, spec_of
+from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
 from ..sentences import layout_starts
 from .base import CaptureReader, install_score_extensions
+
+#: The most tokens the model reads at once in ``predict_proba`` (see there).
+PREDICT_TOKENS = 4096
 
 # The factory's default model: the architecture of the shipped weights, as in the
 # shipped configs/attn_senter.cfg (one place for it).
@@ -254,22 +257,62 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
 
     def set_annotations(self, docs: Iterable[Doc], decisions: Sequence[StartDecisions]) -> None:
         """Sentence starts (only where unset unless ``overwrite``, as spaCy's ``senter``)
-        and ``doc._.start_scores``, P(S) of every token."""
+        and ``doc._.start_scores``, P(S) of every token. The captured arrays the
+        features read are then released from ``doc._.trf_data`` unless a later component
+        reads them too."""
         install_start_scores()
         docs = list(docs)
+        request = self.capture_request()
+        read = [group for group in CAPTURED_GROUPS if request.reads(group)]
+        for doc in docs:
+            for group in read:
+                self.release_if_last(doc, group)
         super().set_annotations(docs, [decided.starts for decided in decisions])
         for doc, decided in zip(docs, decisions, strict=True):
             doc._.start_scores = [round(float(p), 6) for p in decided.probs]
 
     def predict_proba(self, docs: Iterable[Doc]) -> List[numpy.ndarray]:
-        """Per Doc, P(S) of every token (numpy)."""
+        """Per Doc, P(S) of every token (numpy).
+
+        The model runs on at most :data:`PREDICT_TOKENS` tokens at a time: short Docs
+        together, a longer Doc in ranges that overlap by the model's receptive field, of
+        which only the middle is kept, so that each token gets the probability it gets
+        in one pass over the whole Doc while the features of only one range are in
+        memory."""
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        return [
-            self.model.ops.to_numpy(member_start_probs(s)).astype("float32")
-            for s in self.model.predict(docs)
-        ]
+        margin = int(self.model.attrs.get("receptive_field", 0))
+        pieces: List[List[numpy.ndarray]] = [[] for _ in docs]
+        group: List[Tuple[int, Union[Doc, DocRange], int, int]] = []
+        size = 0
+        for index, doc in enumerate(docs):
+            for start in range(0, max(1, len(doc)), PREDICT_TOKENS):
+                end = min(len(doc), start + PREDICT_TOKENS)
+                lo, hi = max(0, start - margin), min(len(doc), end + margin)
+                item: Union[Doc, DocRange] = (
+                    doc if (lo, hi) == (0, len(doc)) else DocRange(doc, lo, hi)
+                )
+                if group and size + len(item) > PREDICT_TOKENS:
+                    self._predict_group(group, pieces)
+                    group, size = [], 0
+                group.append((index, item, start - lo, end - lo))
+                size += len(item)
+        self._predict_group(group, pieces)
+        return [numpy.concatenate(parts) if len(parts) > 1 else parts[0] for parts in pieces]
+
+    def _predict_group(
+        self,
+        group: List[Tuple[int, Union[Doc, DocRange], int, int]],
+        pieces: List[List[numpy.ndarray]],
+    ) -> None:
+        """P(S) of the kept rows of each item of ``group``, appended to its Doc's pieces."""
+        if not group:
+            return
+        scores = self.model.predict([item for _, item, _, _ in group])
+        for (index, _, keep_start, keep_end), s in zip(group, scores, strict=True):
+            probs = self.model.ops.to_numpy(member_start_probs(s)).astype("float32")
+            pieces[index].append(probs[keep_start:keep_end])
 
     def get_loss(
         self, examples: Iterable[Example], scores: List[Floats2d]
