@@ -38,6 +38,7 @@ from thinc.api import Model
 
 from .errors import Errors
 from .families import Family, get_family, n_layers_heads, supported_model_types
+from .windows import FittedSpans
 
 COLSUMS = "attnseg_colsums"
 COLSUM_HEADS = "attnseg_colsum_heads"
@@ -150,23 +151,34 @@ def _array_module(array: Any) -> Any:
 @dataclass
 class _PassState:
     """What the hooks collect during one forward pass, chunk by chunk of windows (see
-    :class:`_ChunkedForward`); ``rows`` are the batch rows of the chunk that runs."""
+    :class:`_ChunkedForward`): each captured array is allocated for the whole batch
+    (``n_rows`` windows) at the first chunk and filled at the chunk's ``rows``."""
 
     attention_mask: Optional[torch.Tensor] = None
     keep: Optional[torch.Tensor] = None
+    n_rows: int = 0
     rows: slice = field(default_factory=lambda: slice(None))
-    chunk: int = 0
     queries: Dict[int, torch.Tensor] = field(default_factory=dict)
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
-    colsums: Dict[int, List[torch.Tensor]] = field(default_factory=dict)
-    context: Dict[int, List[torch.Tensor]] = field(default_factory=dict)
-    hidden: List[torch.Tensor] = field(default_factory=list)
+    colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
+    context: Dict[int, torch.Tensor] = field(default_factory=dict)
+    hidden: Optional[torch.Tensor] = None
     hidden_layers: Set[int] = field(default_factory=set)
+
+    def fill(self, store: Dict[int, torch.Tensor], key: int, value: torch.Tensor) -> None:
+        """Write a chunk's ``value`` into ``store[key]``, allocated on first use."""
+        if value.shape[0] == self.n_rows:  # the batch ran in one piece
+            store[key] = value
+            return
+        if key not in store:
+            store[key] = value.new_empty((self.n_rows, *value.shape[1:]))
+        store[key][self.rows] = value
 
 
 #: Padded wordpieces per chunk of windows that the model runs at a time when a component
 #: captures from it (a batch of many windows, e.g. one long Doc, runs in chunks, so that
-#: the attention maps and the captured arrays of only one chunk are in memory at once).
+#: the attention maps and intermediate activations of only one chunk are in memory at
+#: once; outputs and captured arrays are written into one array for the batch).
 CHUNK_WORDPIECES = 8192
 
 
@@ -203,6 +215,8 @@ class AttentionCapture:
         capture = cls()
         trf_model.attrs[cls.ATTR] = capture
         trf_model._func = _CapturingForward(trf_model._func, capture)
+        if "get_spans" in trf_model.attrs:
+            trf_model.attrs["get_spans"] = FittedSpans(trf_model.attrs["get_spans"], trf_model)
         return capture
 
     def request(
@@ -298,7 +312,8 @@ class AttentionCapture:
         if attention_mask is None and input_ids is not None:
             attention_mask = torch.ones_like(input_ids)
         self.forward_calls += 1
-        self._state = _PassState(attention_mask=attention_mask)
+        n_rows = int(attention_mask.shape[0]) if attention_mask is not None else 0
+        self._state = _PassState(attention_mask=attention_mask, n_rows=n_rows)
         if input_ids is not None and self._special_ids is not None:
             self._state.keep = keep_mask(input_ids, attention_mask, self._special_ids)
 
@@ -307,15 +322,17 @@ class AttentionCapture:
             state = self._state
             (state.keys if is_key else state.queries)[layer] = output
             if layer in state.queries and layer in state.keys:
-                state.colsums.setdefault(layer, []).append(
-                    self._layer_colsums(state.queries.pop(layer), state.keys.pop(layer), layer)
+                colsums = self._layer_colsums(
+                    state.queries.pop(layer), state.keys.pop(layer), layer
                 )
+                state.fill(state.colsums, layer, colsums)
 
         return hook
 
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
-            self._state.context.setdefault(layer, []).append(args[0].detach())
+            state = self._state
+            state.fill(state.context, layer, args[0].detach())
 
         return hook
 
@@ -323,10 +340,9 @@ class AttentionCapture:
         def hook(module: Any, args: Tuple, output: Any) -> None:
             hidden = (output[0] if isinstance(output, (tuple, list)) else output).detach()
             state = self._state
-            if len(state.hidden) == state.chunk:
-                state.hidden.append(hidden.clone())
-            else:
-                state.hidden[state.chunk] += hidden
+            if state.hidden is None:
+                state.hidden = hidden.new_zeros((state.n_rows, *hidden.shape[1:]))
+            state.hidden[state.rows] += hidden
             state.hidden_layers.add(layer)
 
         return hook
@@ -358,7 +374,7 @@ class AttentionCapture:
         layers_needed = {layer for layer, _ in heads}
         computed = layers_needed and layers_needed <= set(state.colsums)
         if computed and getattr(output, "attentions", None) is None:
-            colsums = {layer: torch.cat(parts) for layer, parts in state.colsums.items()}
+            colsums = state.colsums
             batch = next(iter(colsums.values())).shape[0]
             per_layer = {layer: sorted(h for (l_, h) in heads if l_ == layer) for layer in colsums}
             rows = [colsums[layer][:, per_layer[layer].index(h)] for layer, h in heads]
@@ -367,28 +383,18 @@ class AttentionCapture:
             output[COLSUM_HEADS] = index[None].expand(batch, -1, -1).contiguous()
         if state.context:
             layers = sorted(state.context)
-            tensors = tuple(_joined(state.context.pop(layer)) for layer in layers)
+            tensors = tuple(state.context.pop(layer) for layer in layers)
             batch = tensors[0].shape[0]
             output[CONTEXT] = tensors
             index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
             output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
-        if state.hidden:
-            hidden = _joined(state.hidden)
+        if state.hidden is not None:
+            hidden = state.hidden
             batch = hidden.shape[0]
             output[HIDDEN] = hidden
             layers = sorted(state.hidden_layers)
             index = torch.tensor(layers, dtype=torch.int32, device=hidden.device)
             output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
-
-
-def _joined(parts: List[torch.Tensor]) -> torch.Tensor:
-    """The chunks' tensors as one, emptying ``parts`` as it goes (no second full copy
-    of the list is kept alive)."""
-    if len(parts) == 1:
-        return parts.pop()
-    joined = torch.cat(parts)
-    parts.clear()
-    return joined
 
 
 class _ChunkedForward:
@@ -410,34 +416,43 @@ class _ChunkedForward:
         step = max(1, CHUNK_WORDPIECES // max(1, length))
         if n_rows <= step:
             return self.forward(**kwargs)
-        outputs = []
         state = self.capture._state
-        for chunk, start in enumerate(range(0, n_rows, step)):
+        merged: Dict[Any, Any] = {}
+        first: Any = None
+        for start in range(0, n_rows, step):
             rows = slice(start, start + step)
-            state.rows, state.chunk = rows, chunk
+            state.rows = rows
             part = {
                 key: value[rows]
                 if isinstance(value, torch.Tensor) and value.shape[:1] == (n_rows,)
                 else value
                 for key, value in kwargs.items()
             }
-            outputs.append(self.forward(**part))
-        state.rows, state.chunk = slice(None), 0
-        return _concat_outputs(outputs)
+            output = self.forward(**part)
+            first = first if first is not None else output
+            # each output written into one tensor for the batch (no list of chunks)
+            for key, value in output.items():
+                if isinstance(value, torch.Tensor):
+                    _fill_rows(merged, key, value, n_rows, rows)
+                elif isinstance(value, tuple):
+                    for k, item in enumerate(value):
+                        _fill_rows(merged, (key, k), item, n_rows, rows)
+                else:
+                    merged.setdefault(key, value)
+        state.rows = slice(None)
+        values: Dict[str, Any] = {}
+        for key, value in first.items():
+            if isinstance(value, tuple):
+                values[key] = tuple(merged[(key, k)] for k in range(len(value)))
+            else:
+                values[key] = merged[key]
+        return type(first)(**values)
 
 
-def _concat_outputs(outputs: List[Any]) -> Any:
-    """Hugging Face ``ModelOutput``s of consecutive chunks of a batch as one."""
-    merged: Dict[str, Any] = {}
-    for key, first in outputs[0].items():
-        values = [output[key] for output in outputs]
-        if isinstance(first, torch.Tensor):
-            merged[key] = torch.cat(values)
-        elif isinstance(first, tuple):
-            merged[key] = tuple(torch.cat(parts) for parts in zip(*values, strict=True))
-        else:
-            merged[key] = first
-    return type(outputs[0])(**merged)
+def _fill_rows(store: Dict[Any, Any], key: Any, value: Any, n_rows: int, rows: slice) -> None:
+    if key not in store:
+        store[key] = value.new_empty((n_rows, *value.shape[1:]))
+    store[key][rows] = value
 
 
 class _CapturingForward:

@@ -24,8 +24,17 @@ from spacy.tokens import Doc
 from .errors import Errors
 
 # Sentence-final punctuation: tokens that continue a separator run instead of starting
-# the next sentence.
-SENTENCE_FINAL = frozenset([".", "!", "?", "...", "…", "‼", "‽", "⁇", "⁈", "⁉", "。", "！", "？"])
+# the next sentence. Beside the ASCII ones, Unicode's sentence terminals of the scripts
+# spaCy's tokenizers split off: CJK full stops and full-width marks, Arabic and Urdu,
+# Devanagari, Armenian, Ethiopic, Myanmar and the small forms.
+SENTENCE_FINAL = frozenset(
+    [".", "!", "?", "...", "…", "‼", "‽", "⁇", "⁈", "⁉"]
+    + ["。", "｡", "！", "？", "．", "﹒", "﹖", "﹗"]
+    + ["؟", "۔", "।", "॥", "։", "።", "፧", "፨", "။", "᙮", "߹"]
+)
+# Terminals that end a sentence wherever they stand (no abbreviations or decimals use
+# them): every SENTENCE_FINAL mark but the ASCII ones and the ellipses.
+UNAMBIGUOUS_FINAL = SENTENCE_FINAL - {".", "!", "?", "...", "…", "．", "﹒"}
 ANY = "any"
 PUNCT = "punct"
 
@@ -57,13 +66,17 @@ def validate_candidates(candidates: Union[str, Sequence[str]]) -> Union[str, Lis
 def candidate_mask(doc: Doc, candidates: Union[str, Sequence[str]]) -> numpy.ndarray:
     """Which tokens may be separators: any non-space token, punctuation only (not
     opening brackets and quotes, which cannot end a sentence), or tokens whose text is
-    in a given list."""
+    in a given list. A list that names sentence-final punctuation (``.``, ``?``, ...)
+    also takes the other scripts' terminals (``UNAMBIGUOUS_FINAL``), so that ``。`` or
+    ``؟`` ends a sentence where ``.`` or ``?`` does."""
     if candidates == ANY:
         return numpy.array([not token.is_space for token in doc], dtype=bool)
     if candidates == PUNCT:
         punct = numpy.array([token.is_punct for token in doc], dtype=bool)
-        return punct & ~token_classes(doc).opens
+        return (punct | sentence_final(doc)) & ~token_classes(doc).opens
     allowed = set(candidates)
+    if allowed & SENTENCE_FINAL:
+        allowed |= UNAMBIGUOUS_FINAL
     return numpy.array([token.text in allowed for token in doc], dtype=bool)
 
 
@@ -79,17 +92,23 @@ class TokenClasses:
     * ``opens``: an opening bracket or quote (``(``, ``“``, or a quote that may open or
       close with whitespace or the start of the Doc before it);
     * ``blank``: a whitespace token holding two or more line breaks (a paragraph break);
-    * ``space``: a whitespace token.
+    * ``space``: a whitespace token;
+    * ``terminal``: an ``UNAMBIGUOUS_FINAL`` mark (``。``, ``؟``, ...), which always ends
+      its sentence.
     """
 
     continues: numpy.ndarray
     opens: numpy.ndarray
     blank: numpy.ndarray
     space: numpy.ndarray
+    terminal: numpy.ndarray
 
 
 _CLASS_ATTRS = [ORTH, IS_SPACE, IS_LEFT_PUNCT, IS_RIGHT_PUNCT, IS_QUOTE, SPACY]
 _FINAL_IDS = numpy.array(sorted(get_string_id(text) for text in SENTENCE_FINAL), dtype="uint64")
+_TERMINAL_IDS = numpy.array(
+    sorted(get_string_id(text) for text in UNAMBIGUOUS_FINAL), dtype="uint64"
+)
 
 
 def sentence_final(doc: Doc) -> numpy.ndarray:
@@ -104,7 +123,7 @@ def token_classes(doc: Doc) -> TokenClasses:
     n = len(doc)
     if n == 0:
         empty = numpy.zeros(0, dtype=bool)
-        return TokenClasses(empty, empty, empty, empty)
+        return TokenClasses(empty, empty, empty, empty, empty)
     values = doc.to_array(_CLASS_ATTRS).reshape((n, len(_CLASS_ATTRS)))
     final = sentence_final(doc)
     space, left, right, quote = (values[:, k].astype(bool) for k in range(1, 5))
@@ -116,7 +135,8 @@ def token_classes(doc: Doc) -> TokenClasses:
     blank = numpy.zeros(n, dtype=bool)
     for i in numpy.flatnonzero(space).tolist():
         blank[i] = is_blank_line(doc[i])
-    return TokenClasses(continues, opens, blank, space)
+    terminal = numpy.isin(values[:, 0], _TERMINAL_IDS)
+    return TokenClasses(continues, opens, blank, space, terminal)
 
 
 def is_blank_line(token: Any) -> bool:
@@ -180,19 +200,25 @@ def layout_starts(
     it, as in spaCy's parser. A start predicted just after opening brackets or quotes
     moves back onto them: the sentence ``"Why?"`` starts at its quote. With
     ``paragraph_breaks``, the first token after a blank line (a whitespace token holding
-    two or more line breaks) that follows some text always starts a sentence. Returns a
-    new array of ``starts``' dtype.
+    two or more line breaks) that follows some text always starts a sentence. So does
+    the first token after an unambiguous terminal such as ``。`` or ``؟``
+    (``TokenClasses.terminal``). Returns a new array of ``starts``' dtype.
     """
     classes = classes or token_classes(doc)
     continues, blank = classes.continues.tolist(), classes.blank.tolist()
-    space = classes.space.tolist()
+    space, terminal = classes.space.tolist(), classes.terminal.tolist()
     out = numpy.array(starts, copy=True)
     values = out.tolist()
-    carry = False
+    carry = len(doc) > 0 and terminal[0]
     seen_text = len(doc) > 0 and not space[0]
     for i in range(1, len(values)):
         if continues[i]:
-            carry = carry or bool(values[i]) or (paragraph_breaks and blank[i] and seen_text)
+            carry = (
+                carry
+                or bool(values[i])
+                or terminal[i]
+                or (paragraph_breaks and blank[i] and seen_text)
+            )
             values[i] = 0
         elif carry:
             values[i] = 1
@@ -226,8 +252,9 @@ def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray
 
     RETURNS: ``targets``, for every token the sentence start it makes when it is a
     separator (``len(doc)`` when that is past the end, 0 never counts), and ``fixed``,
-    True where a sentence starts whatever the scores (the first token, and with
-    ``paragraph_breaks`` the first token after a blank line).
+    True where a sentence starts whatever the scores (the first token, the first after
+    an unambiguous terminal, and with ``paragraph_breaks`` the first token after a
+    blank line).
     ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
     ``targets[separators]``; a test checks it.
     """

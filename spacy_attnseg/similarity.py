@@ -230,10 +230,17 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
     score = numpy.asarray(wp_pairs.score, dtype=numpy.float32)[ok]
     if not len(a):
         return HeadPairs.empty()
+    return _highest_per_pair(layer, head, a, b, score)
+
+
+def _highest_per_pair(
+    layer: int, head: numpy.ndarray, a: numpy.ndarray, b: numpy.ndarray, score: numpy.ndarray
+) -> HeadPairs:
+    """The highest-scoring row of every (head, a, b), as a sorted :class:`HeadPairs`."""
     # One int64 key per (head, a, b); visiting pairs by descending score, the first
     # occurrence of each key is its highest-scoring pair.
     n_tok = int(max(a.max(), b.max())) + 1
-    key = (head * n_tok + a) * n_tok + b
+    key = (head.astype(numpy.int64) * n_tok + a) * n_tok + b
     by_score = numpy.argsort(-score, kind="stable")
     _, first_seen = numpy.unique(key[by_score], return_index=True)
     keep = by_score[first_seen]
@@ -244,6 +251,11 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
         j=b[keep],
         score=score[keep],
     )
+
+
+#: Windows whose similarity matrices the general path of :func:`layer_token_pairs`
+#: holds at a time.
+GROUP_WINDOWS = 16
 
 
 # --- token pairs of one layer in one pass ----------------------------------------------
@@ -399,12 +411,30 @@ def layer_token_pairs(
     fast = xp is numpy and threshold > 0 and per_head.dtype == numpy.float32
     plans = _plan_windows(mask, table) if fast else None
     if plans is None:
-        found = map_pairs_to_tokens(
-            high_similarity_pairs(
-                context, wp_mask, n_heads=n_heads, heads=heads, threshold=threshold
-            ),
-            table,
-            layer,
+        # a group of windows at a time; a token pair seen in several groups keeps its
+        # highest score, as map_pairs_to_tokens does within a group
+        groups: List[HeadPairs] = []
+        for lo in range(0, n_win, GROUP_WINDOWS):
+            rows = slice(lo, lo + GROUP_WINDOWS)
+            wp_pairs = high_similarity_pairs(
+                context[rows],
+                xp.asarray(wp_mask)[rows],
+                n_heads=n_heads,
+                heads=heads,
+                threshold=threshold,
+            )
+            groups.append(map_pairs_to_tokens(wp_pairs, table[rows], layer))
+        joined = HeadPairs.concat(groups)
+        found = (
+            _highest_per_pair(
+                layer,
+                joined.head.astype(numpy.int64),
+                joined.i.astype(numpy.int64),
+                joined.j.astype(numpy.int64),
+                joined.score,
+            )
+            if len(joined)
+            else joined
         )
         segment = None
         if with_segment_similarity:
@@ -515,18 +545,28 @@ def segment_similarity(
     n_win, length, width = context.shape
     head_dim = width // n_heads
     chosen = list(heads) if heads else list(range(n_heads))
-    split = context.reshape((n_win, length, n_heads, head_dim))[:, :, chosen]
-    split = split.transpose((0, 2, 1, 3)).astype("float32")
-    sims = split @ split.transpose((0, 1, 3, 2))
-    sims = sims * pair_mask(xp.asarray(wp_mask, dtype=bool))[:, None]
-    denom, positive = peak_scale(sims)
-    sims = xp.where(positive[..., None, None], sims / denom[..., None, None], 0.0).mean(axis=1)
-    values = to_numpy(sims).astype("float32")
-    windows, rows, cols = numpy.nonzero((wp2tok[:, :, None] >= 0) & (wp2tok[:, None, :] >= 0))
-    a, b = wp2tok[windows, rows], wp2tok[windows, cols]
-    upper = a < b
-    a, b, found = a[upper], b[upper], values[windows[upper], rows[upper], cols[upper]]
-    band = int((b - a).max()) + 1 if len(a) else 1
-    out = BandedSimilarity.zeros(n_tokens, band)
-    numpy.maximum.at(out.values, (a, b - a), found)
+    mapped = wp2tok >= 0
+    spans = [
+        int(row[ok].max() - row[ok].min()) + 1
+        for row, ok in zip(wp2tok, mapped, strict=True)
+        if ok.any()
+    ]
+    out = BandedSimilarity.zeros(n_tokens, max(spans, default=1))
+    for lo in range(0, n_win, GROUP_WINDOWS):
+        rows = slice(lo, lo + GROUP_WINDOWS)
+        group = context[rows]
+        split = group.reshape((group.shape[0], length, n_heads, head_dim))[:, :, chosen]
+        split = split.transpose((0, 2, 1, 3)).astype("float32")
+        sims = split @ split.transpose((0, 1, 3, 2))
+        sims = sims * pair_mask(xp.asarray(wp_mask, dtype=bool)[rows])[:, None]
+        denom, positive = peak_scale(sims)
+        sims = xp.where(positive[..., None, None], sims / denom[..., None, None], 0.0)
+        values = to_numpy(sims.mean(axis=1)).astype("float32")
+        table = wp2tok[rows]
+        windows, r, c = numpy.nonzero(mapped[rows][:, :, None] & mapped[rows][:, None, :])
+        a, b = table[windows, r], table[windows, c]
+        upper = a < b
+        numpy.maximum.at(
+            out.values, (a[upper], (b - a)[upper]), values[windows[upper], r[upper], c[upper]]
+        )
     return out.refresh()

@@ -129,3 +129,54 @@ def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> numpy.n
     first[1:] = seg_tokens[1:] != seg_tokens[:-1]
     out[seg_tokens[first]] = seg_lengths[first]
     return out
+
+
+class FittedSpans:
+    """A spacy-transformers span getter whose windows fit the model: a window with more
+    wordpieces than the model reads (e.g. one holding a 5,000-character token) is split
+    into consecutive windows that fit, so that no token after an overlong one loses its
+    wordpieces to truncation. A single token longer than the model's limit keeps a
+    window of its own (and its first wordpieces). Windows that cannot be too long (no
+    more UTF-8 bytes than the budget; a wordpiece covers at least one byte) are not
+    tokenized; others are, token by token, with the model's own tokenizer (a tokenizer
+    that splits a token differently in context may still overflow by a few wordpieces,
+    which spacy-transformers then truncates).
+    """
+
+    def __init__(self, get_spans: Any, trf_model: Any) -> None:
+        self.get_spans = get_spans
+        self.trf_model = trf_model
+
+    def budget(self) -> int:
+        tokenizer = self.trf_model.tokenizer
+        limit = int(min(tokenizer.model_max_length, 1 << 20))
+        config = getattr(self.trf_model.transformer, "config", None)
+        positions = getattr(config, "max_position_embeddings", None)
+        if positions:
+            limit = min(limit, int(positions))
+        return max(1, limit - tokenizer.num_special_tokens_to_add())
+
+    def __call__(self, docs: Any) -> Any:
+        nested = self.get_spans(docs)
+        if not self.trf_model.attrs.get("has_transformer"):
+            return nested
+        budget = self.budget()
+        return [self._fit(spans, budget) for spans in nested]
+
+    def _fit(self, spans: Any, budget: int) -> Any:
+        fitted = []
+        for span in spans:
+            if len(span.text.encode("utf8")) <= budget:
+                fitted.append(span)
+                continue
+            counts = self.trf_model.tokenizer(
+                [token.text for token in span], add_special_tokens=False, verbose=False
+            )["input_ids"]
+            start, used = span.start, 0
+            for i, ids in enumerate(counts):
+                if used and used + len(ids) > budget:
+                    fitted.append(span.doc[start : span.start + i])
+                    start, used = span.start + i, 0
+                used += len(ids)
+            fitted.append(span.doc[start : span.end])
+        return fitted

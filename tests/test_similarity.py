@@ -332,3 +332,27 @@ def test_layer_token_pairs_known_example():
     assert got.layer.tolist() == [4, 4, 4] and got.head.tolist() == [0, 0, 0]
     assert got.i.dtype == numpy.int32 and got.score.dtype == numpy.float32
     assert got == map_pairs_to_tokens(high_similarity_pairs(h, wp2tok >= 0, n_heads=1), wp2tok, 4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_general_path_in_groups_of_windows(seed, monkeypatch):
+    """The general path (float64 input) holds a group of windows at a time: the pairs
+    and segment similarity do not depend on the group size."""
+    from spacy_attnseg import similarity as similarity_module
+
+    rng = numpy.random.default_rng(seed)
+    n_tokens = 30
+    wp2tok = _strided_windows(rng, n_tokens, window=6, stride=3, gap=1)
+    wp2tok[wp2tok >= n_tokens] = -1
+    n_win, length = wp2tok.shape
+    ctx = rng.normal(size=(n_win, length, 8)).astype("float64")
+    mask = wp2tok >= 0
+    kwargs = dict(n_heads=2, layer=1, n_tokens=n_tokens, with_segment_similarity=True)
+    whole, whole_seg = layer_token_pairs(ctx, mask, wp2tok, **kwargs)
+    assert n_win > 2 and len(whole)
+    monkeypatch.setattr(similarity_module, "GROUP_WINDOWS", 1)
+    grouped, grouped_seg = layer_token_pairs(ctx, mask, wp2tok, **kwargs)
+    assert grouped == whole
+    numpy.testing.assert_array_equal(grouped_seg.to_dense(), whole_seg.to_dense())
+    slow = map_pairs_to_tokens(high_similarity_pairs(ctx, mask, n_heads=2), wp2tok, layer=1)
+    assert grouped == slow
