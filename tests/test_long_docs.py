@@ -9,6 +9,7 @@ from typing import Any, List
 
 import numpy
 import pytest
+from conftest import long_sample_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +24,6 @@ from spacy_attnseg.segments import (
     blocks_from_separators,
     semantic_segments,
 )
-
-from conftest import long_sample_text
 
 
 @pytest.fixture(scope="module")
