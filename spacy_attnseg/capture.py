@@ -29,6 +29,7 @@ the union of their requests.
 """
 
 import math
+import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -39,6 +40,18 @@ from thinc.api import Model
 from .errors import Errors
 from .families import Family, get_family, n_layers_heads, supported_model_types
 from .windows import FittedSpans
+
+
+def _one_thread_in_forked_child() -> None:
+    """A forked child (``nlp.pipe(n_process=...)``) runs torch on one thread: torch's
+    OpenMP pool does not survive a fork, and a child that used the parent's pool would
+    wait on it forever. Each process running one thread is also what several processes
+    on one machine want."""
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_one_thread_in_forked_child)
 
 COLSUMS = "attnseg_colsums"
 COLSUM_HEADS = "attnseg_colsum_heads"
@@ -466,7 +479,17 @@ class _CapturingForward:
         if model.attrs.get("has_transformer") and self.capture.requests:
             # (with no active request the hooks are still refreshed, so they compute nothing)
             self.capture.ensure_hooks(model.transformer, model.tokenizer)
-        return self.forward(model, docs, is_train)
+        try:
+            return self.forward(model, docs, is_train)
+        except torch.OutOfMemoryError as error:
+            self.capture._state = _PassState()
+            raise MemoryError(
+                Errors.E023.format(
+                    n_docs=len(docs),
+                    n_tokens=sum(len(doc) for doc in docs),
+                    error=" ".join(str(error).split()[:30]),
+                )
+            ) from error
 
 
 def hooked_colsum_layers(hf_model: Any, request: Resolved) -> List[int]:

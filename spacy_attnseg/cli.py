@@ -197,9 +197,10 @@ def pairs_cli(
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
         heads = [] if head is None else [head]
+        # (the Fig. 5 segments are not printed: spans_key "" skips them)
         nlp.add_pipe(
             "attn_head_pairs",
-            config={"layers": [layer], "heads": heads, "threshold": threshold},
+            config={"layers": [layer], "heads": heads, "threshold": threshold, "spans_key": ""},
         )
     with handle:
         doc = nlp(handle.read())
@@ -280,4 +281,13 @@ def _read_examples(nlp: object, data: Path) -> List:
 
 
 def main() -> None:
-    app()
+    """Run the command line; a coded error (spacy-attnseg's or spaCy's ``[E...]``) is
+    printed without a traceback and exits with status 1."""
+    try:
+        app()
+    except (ValueError, OSError, RuntimeError, KeyError, MemoryError) as error:
+        message = str(error).strip("'\"")
+        if not message.startswith("[E"):
+            raise
+        typer.echo(f"Error: {message}", err=True)
+        raise SystemExit(1) from None

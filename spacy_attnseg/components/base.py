@@ -10,11 +10,11 @@
   components that are not trainable.
 """
 
+import json
 import weakref
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Union
 
-import srsly
 from spacy import util
 from spacy.language import Language
 from spacy.pipeline import Pipe
@@ -24,15 +24,33 @@ from spacy.util import minibatch
 from ..capture import AttentionCapture, CaptureRequest, release
 from ..errors import Errors
 
+_UNSET: Any = object()
+
 
 def install_score_extensions(doc_attr: str, token_attr: str) -> None:
-    """A Doc extension ``doc_attr`` holding one score per token (None until a component
-    sets it) and a Token extension ``token_attr`` reading the token's score from it;
-    safe to call many times."""
+    """A Doc extension ``doc_attr`` holding one score per token, a list of floats (None
+    until a component sets it), and a Token extension ``token_attr`` reading the
+    token's score from it; safe to call many times. The scores live in
+    ``doc.user_data``, so ``Doc.to_bytes``, pickle and ``DocBin(store_user_data=True)``
+    keep them, and they come back as a list whatever the serializer made of it."""
     if not Doc.has_extension(doc_attr):
-        Doc.set_extension(doc_attr, default=None)
+        Doc.set_extension(doc_attr, getter=_DocScores(doc_attr), setter=_DocScores(doc_attr))
     if not Token.has_extension(token_attr):
         Token.set_extension(token_attr, getter=_TokenScore(doc_attr))
+
+
+class _DocScores:
+    """Getter and setter of a Doc's per-token scores in ``doc.user_data``."""
+
+    def __init__(self, doc_attr: str) -> None:
+        self.key = ("attnseg_scores", doc_attr)
+
+    def __call__(self, doc: Doc, value: Any = _UNSET) -> Any:
+        if value is _UNSET:
+            stored = doc.user_data.get(self.key)
+            return None if stored is None else list(stored)
+        doc.user_data[self.key] = None if value is None else [float(x) for x in value]
+        return None
 
 
 class _TokenScore:
@@ -156,22 +174,30 @@ class AttentionPipe(CaptureReader, Pipe):
             except Exception as e:
                 error_handler(self.name, self, docs, e)
 
+    # The settings go through the standard library's json, which reads back every float
+    # exactly (srsly's fast parser reads 0.3 as 0.30000000000000004).
     def to_bytes(self, *, exclude: Iterable[str] = tuple()) -> bytes:
-        return srsly.json_dumps(self.cfg).encode("utf8")
+        return json.dumps(self.cfg).encode("utf8")
 
     def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "AttentionPipe":
-        self.cfg.update(srsly.json_loads(bytes_data))
+        self.cfg.update(json.loads(bytes_data))
         self.install_capture()
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
-        util.to_disk(path, {"cfg": lambda p: srsly.write_json(p, self.cfg)}, exclude)
+        util.to_disk(
+            path,
+            {"cfg": lambda p: Path(p).write_text(json.dumps(self.cfg, indent=2), "utf8")},
+            exclude,
+        )
 
     def from_disk(
         self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
     ) -> "AttentionPipe":
         overridden = self._overridden_settings(Path(path).parent / "config.cfg")
-        util.from_disk(path, {"cfg": lambda p: self.cfg.update(srsly.read_json(p))}, exclude)
+        util.from_disk(
+            path, {"cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8")))}, exclude
+        )
         self.cfg.update(overridden)
         self.install_capture()
         return self

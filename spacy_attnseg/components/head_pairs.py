@@ -8,6 +8,7 @@ Fig. 5 semantic segments go to ``doc.spans[spans_key]``, their scores to
 ``doc.spans[spans_key].attrs["scores"]``.
 """
 
+import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy
@@ -103,6 +104,8 @@ class AttnHeadPairs(AttentionPipe):
         pairs_module.install_extensions()
         if not 0.0 < threshold <= 1.0:
             raise ValueError(Errors.E010.format(value=threshold))
+        if not (math.isfinite(merge_threshold) and merge_threshold >= 0):
+            raise ValueError(Errors.E021.format(value=merge_threshold))
         self.name = name
         self.vocab = nlp.vocab
         self.cfg: Dict[str, Any] = {

@@ -1,0 +1,298 @@
+"""Hostile inputs, batch independence and round trips through every component.
+
+Two pipelines cover the components: the default one (``attn_senter`` sentences,
+``attn_segmenter`` topic segments) and the ``attention`` one (``attn_segmenter``
+sentences), each with ``attn_head_pairs`` added. Every input must come out with its
+text, valid offsets, sentences and segments that cover the Doc, per-token scores of the
+Doc's length, and the same decisions whether the Doc is processed alone or in a batch.
+(A lone surrogate such as ``"\\ud800"`` is not here: spaCy's tokenizer itself cannot
+hash it, before any component runs.)
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Tuple
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc, DocBin
+
+from spacy_attnseg import load_pipeline
+from spacy_attnseg.errors import Errors
+
+WORDS = [
+    "the",
+    "river",
+    "runs",
+    "past",
+    "an",
+    "old",
+    "mill",
+    "where",
+    "people",
+    "once",
+    "ground",
+    "corn",
+    "for",
+    "bread",
+]
+
+HOSTILE: Dict[str, str] = {
+    "empty": "",
+    "whitespace": "  \t  ",
+    "newlines": "\n\n\n\n",
+    "one token": "Hello",
+    "punctuation only": "?!... ;: -- !!! ???",
+    "5000-char token": "a.b." * 1250,
+    "5000-char token in text": "Before it. " + "a.b." * 1250 + " This is after. And more here.",
+    "hyphen run": "Start. " + "x-" * 2500 + " Then a sentence. Another one.",
+    "control characters": "Bell\x07 here.\x00 Escape\x1b[31m red. Tab\tand\x0bvertical.",
+    "zero-width": "zero\u200bwidth\u200c joiner\u200d here.\ufeff Next\u2060 one.",
+    "emoji": "Family 👨‍👩‍👧‍👦 and flags 🇺🇸🇯🇵🏳️‍🌈. Skin tone 👍🏽! Keycap 1️⃣?",
+    "right-to-left": "مرحبا بالعالم. كيف حالك؟ שלום עולם. Hello again.",
+    "CJK": "我喜欢猫。 你呢？ 他不喜欢狗！ 日本語の文です。",
+    "mixed scripts": "Hello 世界! Привет мир. नमस्ते दुनिया। Γειά σου κόσμε; done",
+    "combining marks": "Z\u0351\u0300a\u0302\u0303l\u0304g\u0305o\u0306. Te\u0301te\u0301.",
+    "line without punctuation": " ".join(WORDS[i % len(WORDS)] for i in range(2000)),
+    "many blank lines": "First part.\n\n\n\n\n\nSecond part.\n \n\t\nThird.",
+    "markup": "<p>Hello <b>world</b>.</p>\n<script>alert('x');</script> {\"json\": [1, 2]}",
+}
+
+
+def _pipelines() -> Dict[str, Any]:
+    found = {}
+    for name in ("default", "attention"):
+        nlp = load_pipeline(name)
+        nlp.add_pipe("attn_head_pairs")
+        found[name] = nlp
+    return found
+
+
+@pytest.fixture(scope="module")
+def pipelines() -> Dict[str, Any]:
+    return _pipelines()
+
+
+def check_doc(doc: Doc, text: str) -> None:
+    """The invariants every processed Doc keeps."""
+    assert doc.text == text
+    assert "".join(token.text_with_ws for token in doc) == text
+    for token in doc:
+        assert text[token.idx : token.idx + len(token.text)] == token.text
+    n = len(doc)
+    if n:
+        assert doc.has_annotation("SENT_START")
+        sents = list(doc.sents)
+        assert sents[0].start == 0 and sents[-1].end == n
+        assert all(a.end == b.start for a, b in zip(sents[:-1], sents[1:], strict=True))
+    for key in ("attn_segments", "fig5_segments"):
+        if key in doc.spans:
+            spans = list(doc.spans[key])
+            bounds = [(span.start, span.end) for span in spans]
+            if n:
+                assert bounds[0][0] == 0 and bounds[-1][1] == n, key
+                assert all(a[1] == b[0] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+            assert len(doc.spans[key].attrs.get("scores", bounds)) == len(bounds)
+    for attr in ("start_scores", "separator_scores"):
+        if Doc.has_extension(attr) and getattr(doc._, attr) is not None:
+            scores = getattr(doc._, attr)
+            assert isinstance(scores, list) and len(scores) == n
+            assert all(numpy.isfinite(scores))
+    pairs = doc._.head_pairs
+    if len(pairs):
+        assert pairs.i.min() >= 0 and pairs.j.max() < n and (pairs.i < pairs.j).all()
+
+
+def decisions(doc: Doc) -> Tuple[Any, ...]:
+    spans = {key: [(s.start, s.end) for s in doc.spans[key]] for key in doc.spans}
+    pairs = doc._.head_pairs
+    return ([t.is_sent_start for t in doc], spans, pairs.i.tolist(), pairs.j.tolist())
+
+
+def scores(doc: Doc) -> List[float]:
+    values: List[float] = []
+    for attr in ("start_scores", "separator_scores"):
+        if Doc.has_extension(attr) and getattr(doc._, attr) is not None:
+            values += getattr(doc._, attr)
+    return values + doc._.head_pairs.score.tolist()
+
+
+def assert_same(a: Doc, b: Doc, atol: float = 1e-5) -> None:
+    assert decisions(a) == decisions(b)
+    numpy.testing.assert_allclose(scores(a), scores(b), atol=atol)
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_input(pipelines: Dict[str, Any], pipeline: str, name: str) -> None:
+    check_doc(pipelines[pipeline](HOSTILE[name]), HOSTILE[name])
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
+def test_the_same_decisions_alone_and_in_batches(pipelines: Dict[str, Any], pipeline: str) -> None:
+    """Every hostile input in one stream (empty Docs between the long ones), with
+    batch sizes 1 and 5, decides as it does alone."""
+    nlp = pipelines[pipeline]
+    texts: List[str] = []
+    for text in HOSTILE.values():
+        texts += [text, ""]
+    alone = {text: nlp(text) for text in HOSTILE.values()}
+    for batch_size in (1, 5):
+        for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size), strict=True):
+            check_doc(doc, text)
+            if text:
+                assert_same(doc, alone[text])
+
+
+def test_an_overlong_token_leaves_the_text_after_it_scored(pipelines: Dict[str, Any]) -> None:
+    """A 5,000-character token does not take the wordpieces of the tokens after it:
+    they get features, and both sentence components end a sentence after it."""
+    text = HOSTILE["5000-char token in text"]
+    for name, attr in (("default", "start_scores"), ("attention", "separator_scores")):
+        doc = pipelines[name](text)
+        tail = [t.i for t in doc if t.text == "This"][0]
+        # a sentence starts after the long token (at "This" or "And")
+        assert any(doc[i].is_sent_start for i in range(tail, len(doc) - 1)), name
+        data = doc._.trf_data
+        assert data.align[tail].lengths.sum() > 0
+        assert max(getattr(doc._, attr)[tail - 1 :]) > 0
+
+
+def test_unicode_terminals_end_sentences(pipelines: Dict[str, Any]) -> None:
+    for name, nlp in pipelines.items():
+        for text, want in (
+            (HOSTILE["CJK"], ["我喜欢猫。", "你呢？", "他不喜欢狗！", "日本語の文です。"]),
+            ("هل أنت بخير؟ نعم", ["هل أنت بخير؟", "نعم"]),
+        ):
+            assert [s.text for s in nlp(text).sents] == want, name
+
+
+# -- round trips -------------------------------------------------------------------
+
+
+ROUND_TRIP_TEXTS = [
+    "The first sentence is here. And a second one follows it! Does a third?",
+    "",
+    HOSTILE["CJK"],
+    HOSTILE["emoji"],
+    "Paragraph one ends here.\n\nParagraph two starts. It has two sentences.",
+]
+
+
+def _round_trips(nlp: Any, docs: List[Doc]) -> Iterable[Tuple[str, List[Doc]]]:
+    bin_ = DocBin(store_user_data=True, docs=docs)
+    yield "DocBin", list(DocBin().from_bytes(bin_.to_bytes()).get_docs(nlp.vocab))
+    yield "pickle", [pickle.loads(pickle.dumps(doc)) for doc in docs]
+    yield "to_bytes", [Doc(nlp.vocab).from_bytes(doc.to_bytes()) for doc in docs]
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
+def test_serialized_docs_keep_every_annotation(pipelines: Dict[str, Any], pipeline: str) -> None:
+    nlp = pipelines[pipeline]
+    docs = list(nlp.pipe(ROUND_TRIP_TEXTS))
+    for how, copies in _round_trips(nlp, docs):
+        for doc, copy in zip(docs, copies, strict=True):
+            assert copy.text == doc.text, how
+            assert decisions(copy) == decisions(doc), how
+            assert scores(copy) == scores(doc), how
+            for key in doc.spans:
+                assert copy.spans[key].attrs == doc.spans[key].attrs, how
+            for attr in ("start_scores", "separator_scores"):
+                if getattr(doc._, attr, None) is not None:
+                    assert isinstance(getattr(copy._, attr), list), how
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
+def test_saved_pipeline_and_processes_decide_the_same(
+    pipelines: Dict[str, Any], pipeline: str, tmp_path: Path
+) -> None:
+    """``to_disk`` + ``spacy.load`` and ``nlp.pipe(n_process=2)`` (whatever the parent's
+    torch threads) give the same sentences, segments and pairs; scores within 1e-5;
+    settings come back exactly as saved."""
+    import torch
+
+    nlp = pipelines[pipeline]
+    expected = list(nlp.pipe(ROUND_TRIP_TEXTS))
+    nlp.to_disk(tmp_path / "saved")
+    loaded = spacy.load(tmp_path / "saved")
+    for name in nlp.pipe_names:
+        assert loaded.get_pipe_config(name) == nlp.get_pipe_config(name)
+        for key, value in getattr(nlp.get_pipe(name), "cfg", {}).items():
+            assert loaded.get_pipe(name).cfg[key] == value, (name, key)
+    for doc, want in zip(loaded.pipe(ROUND_TRIP_TEXTS), expected, strict=True):
+        assert_same(doc, want)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        forked = list(loaded.pipe(ROUND_TRIP_TEXTS, n_process=2, batch_size=2))
+    finally:
+        torch.set_num_threads(threads)
+    for doc, want in zip(forked, expected, strict=True):
+        check_doc(doc, want.text)
+        assert_same(doc, want)
+
+
+# -- faults --------------------------------------------------------------------------
+
+
+def test_merge_threshold_must_be_a_non_negative_number() -> None:
+    nlp = load_pipeline("attention")
+    for value in (-1, -0.01):
+        with pytest.raises(ValueError, match=r"\[E021\]"):
+            nlp.add_pipe(
+                "attn_head_pairs", name=f"pairs_{value}", config={"merge_threshold": value}
+            )
+
+
+def test_device_out_of_memory_is_a_coded_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An allocation failure in the pass says what to do (E023) and no Doc comes out
+    half annotated."""
+    import torch
+
+    nlp = load_pipeline()
+
+    def out_of_memory(*args: Any, **kwargs: Any) -> Any:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+    trf = nlp.get_pipe("transformer")
+    monkeypatch.setattr(trf.model._func, "forward", out_of_memory)
+    with pytest.raises(MemoryError, match=r"\[E023\].*batch_size"):
+        nlp("A sentence. Another one.")
+    with pytest.raises(MemoryError, match=r"\[E023\]"):
+        list(nlp.pipe(["One.", "Two."]))
+    monkeypatch.undo()
+    doc = nlp("A sentence. Another one.")
+    check_doc(doc, "A sentence. Another one.")
+
+
+def test_corrupt_or_missing_pipeline_is_a_coded_error(tmp_path: Path) -> None:
+    nlp = load_pipeline()
+    nlp.to_disk(tmp_path / "saved")
+    model = tmp_path / "saved" / "attn_senter" / "model"
+    model.write_bytes(model.read_bytes()[:1000])
+    with pytest.raises(ValueError, match=r"\[E022\].*nlp.to_disk"):
+        load_pipeline(tmp_path / "saved")
+    (tmp_path / "bad.cfg").write_text("not a config", encoding="utf8")
+    with pytest.raises(ValueError, match=r"\[E022\]"):
+        load_pipeline(tmp_path / "bad.cfg")
+    with pytest.raises(ValueError, match=r"\[E014\]"):
+        load_pipeline(tmp_path / "missing")
+    assert Errors.E022.startswith("[E022]")
+
+
+@pytest.mark.skipif(
+    not os.environ.get("ATTNSEG_LONG"),
+    reason="a 100,000-token document takes ~10 minutes on 2 cores: set ATTNSEG_LONG=1",
+)
+def test_a_100000_token_document(pipelines: Dict[str, Any]) -> None:
+    text = " ".join(
+        f"{' '.join(WORDS[(i + k) % len(WORDS)] for k in range(11))}." for i in range(8400)
+    )
+    for nlp in pipelines.values():
+        doc = nlp(text)
+        assert len(doc) >= 100_000
+        check_doc(doc, text)
