@@ -5,11 +5,13 @@ documents (UD EWT test documents, repeated to reach --n-docs), with torch pinned
 --threads. `speed`: configurations are run in alternating rounds and the fastest round of
 each is kept, so a burst of load on the machine does not favour one of them. `memory`:
 peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
---repeats processes per configuration and size (see `memory`'s docstring). The machine's
-load average is recorded before and after.
+--repeats processes per configuration and size (see `memory`'s docstring). `long`: peak
+RSS of one document of 1,000, 10,000 and 100,000 tokens per configuration, beside a plain
+spacy-transformers pipeline. The machine's load average is recorded before and after.
 
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
+    python scripts/benchmark.py long metrics/benchmark_long
 """
 
 import json
@@ -236,6 +238,61 @@ def run_one_long(mode: str, n_tokens: int, threads: int) -> None:
             }
         )
     )
+
+
+LONG_MODES = "transformer,senter,segmenter,pairs_layer,default,everything"
+
+
+@app.command("long")
+def long(
+    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
+    modes: str = typer.Option(LONG_MODES, help="Comma-separated configurations."),
+    sizes: str = typer.Option("1000,10000,100000", help="Comma-separated document lengths."),
+    threads: int = typer.Option(1, help="torch threads."),
+) -> None:
+    """Peak RSS and time of one document of each length through each configuration, each
+    in its own process, beside the transformer alone (a plain spacy-transformers
+    pipeline) on the same document: the components' memory must grow at most linearly
+    with the document and stay close to the transformer's."""
+    machine = _machine(threads)
+    chosen = [m.strip() for m in modes.split(",") if m.strip()]
+    lengths = [int(s) for s in sizes.split(",")]
+    results: Dict[str, Dict[int, Dict[str, Any]]] = {mode: {} for mode in chosen}
+    for n in lengths:
+        for mode in chosen:
+            result = _spawn(mode, n, threads, long=True)
+            results[mode][n] = result
+            print(
+                f"{mode} {result['n_tokens']} tokens: {result['peak_rss_mb']:.0f} MB, "
+                f"{result['seconds']:.1f} s",
+                flush=True,
+            )
+    machine["loadavg_after"] = os.getloadavg()
+    base = results.get("transformer", {})
+    header = " | ".join(f"{n:,} tokens: MB (x transformer)" for n in lengths)
+    table = [
+        f"Peak RSS of one document (UD EWT test documents joined by blank lines) per "
+        f"configuration, each run in its own process, torch threads {threads}, load "
+        f"average before {machine['loadavg_before'][0]:.2f}, after "
+        f"{machine['loadavg_after'][0]:.2f}. The transformer alone is a plain "
+        "spacy-transformers pipeline (no attnseg component, so its windows run in one "
+        "batch); with a component the windows run in chunks (capture.CHUNK_WORDPIECES).",
+        "",
+        f"| configuration | {header} | seconds at {lengths[-1]:,} |",
+        "|---|" + "---|" * (len(lengths) + 1),
+    ]
+    for mode in chosen:
+        cells = []
+        for n in lengths:
+            r = results[mode][n]
+            ratio = r["peak_rss_mb"] / base[n]["peak_rss_mb"] if n in base else float("nan")
+            r["rss_ratio_to_transformer"] = ratio
+            cells.append(f"{r['peak_rss_mb']:.0f} ({ratio:.2f})")
+        table.append(
+            f"| {MODES[mode]['help']} | {' | '.join(cells)} | "
+            f"{results[mode][lengths[-1]]['seconds']:.0f} |"
+        )
+    _write({"machine": machine, "results": results}, output, table)
 
 
 @app.command("speed")

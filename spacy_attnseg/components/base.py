@@ -46,10 +46,11 @@ class _DocScores:
         self.key = ("attnseg_scores", doc_attr)
 
     def __call__(self, doc: Doc, value: Any = _UNSET) -> Any:
+        user_data: Dict[Any, Any] = doc.user_data
         if value is _UNSET:
-            stored = doc.user_data.get(self.key)
+            stored = user_data.get(self.key)
             return None if stored is None else list(stored)
-        doc.user_data[self.key] = None if value is None else [float(x) for x in value]
+        user_data[self.key] = None if value is None else [float(x) for x in value]
         return None
 
 
@@ -187,9 +188,12 @@ class AttentionPipe(CaptureReader, Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
         util.to_disk(
             path,
-            {"cfg": lambda p: Path(p).write_text(json.dumps(self.cfg, indent=2), "utf8")},
+            {"cfg": self._write_cfg},
             exclude,
         )
+
+    def _write_cfg(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(self.cfg, indent=2), "utf8")
 
     def from_disk(
         self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
