@@ -141,3 +141,41 @@ def test_calibrate_cli_writes_back_what_it_chose(tmp_path: Any) -> None:
     config = loaded.config["components"]["attn_segmenter"]
     for key in ("layers", "heads", "threshold"):
         assert segmenter.cfg[key] == pytest.approx(best[key]) == config[key]
+
+
+@pytest.fixture(scope="module")
+def saved_default(tmp_path_factory: pytest.TempPathFactory, default_nlp: Any) -> Any:
+    path = tmp_path_factory.mktemp("cli") / "default"
+    default_nlp.to_disk(path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["segment", "pairs"])
+@pytest.mark.parametrize("format", ["text", "jsonl"])
+def test_every_command_and_format_on_a_saved_pipeline(
+    command: str, format: str, saved_default: Any
+) -> None:
+    """A saved trained pipeline (transformer + attn_senter + attn_segmenter) works with
+    every command and format."""
+    stdin = (
+        json.dumps({"text": FIRST}) + "\n" if (command, format) == ("segment", "jsonl") else FIRST
+    )
+    result = run_cli([command, "-", "--format", format, "--model", str(saved_default)], stdin)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip()
+    if format == "jsonl":
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        assert records and all(isinstance(record, dict) for record in records)
+
+
+def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(
+    saved_default: Any, tmp_path: Any
+) -> None:
+    broken = tmp_path / "broken"
+    subprocess.run(["cp", "-r", str(saved_default), str(broken)], check=True)
+    (broken / "attn_senter" / "model").write_bytes(b"\x00" * 100)
+    for model in (str(broken), str(tmp_path / "missing")):
+        result = run_cli(["segment", "-", "--model", model], stdin=FIRST)
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
+        assert "[E022]" in result.stderr or "[E014]" in result.stderr
