@@ -179,13 +179,8 @@ class _PassState:
     hidden_layers: Set[int] = field(default_factory=set)
 
     def fill(self, store: Dict[int, torch.Tensor], key: int, value: torch.Tensor) -> None:
-        """Write a chunk's ``value`` into ``store[key]``, allocated on first use."""
-        if value.shape[0] == self.n_rows:  # the batch ran in one piece
-            store[key] = value
-            return
-        if key not in store:
-            store[key] = value.new_empty((self.n_rows, *value.shape[1:]))
-        store[key][self.rows] = value
+        """Write a chunk's ``value`` into ``store[key]`` (see :func:`_fill_rows`)."""
+        _fill_rows(store, key, value, self.n_rows, self.rows)
 
 
 #: Padded wordpieces per chunk of windows that the model runs at a time when a component
@@ -463,6 +458,11 @@ class _ChunkedForward:
 
 
 def _fill_rows(store: Dict[Any, Any], key: Any, value: Any, n_rows: int, rows: slice) -> None:
+    """Write the rows ``rows`` of a batch of ``n_rows`` into ``store[key]``, allocated
+    for the whole batch on first use (a batch that ran in one piece is stored as is)."""
+    if value.shape[0] == n_rows:
+        store[key] = value
+        return
     if key not in store:
         store[key] = value.new_empty((n_rows, *value.shape[1:]))
     store[key][rows] = value
