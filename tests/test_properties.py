@@ -45,8 +45,11 @@ def pipelines(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Tuple[Any, 
 
 
 @pytest.mark.parametrize("pipeline", ["default", "attention"])
+# derandomize: the same generated texts on every run (CI), so that a Doc whose score
+# lies within rounding of a threshold cannot make the suite flaky
 @settings(
     max_examples=15,
+    derandomize=True,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
