@@ -87,6 +87,10 @@ class Errors:
         "[E020] Invalid `segment_penalty` {value}: it must be a number of at least 0 "
         "(higher gives fewer topic segments; the MiniLM default is 0.37)."
     )
+    E021 = (
+        "[E021] Invalid `merge_threshold` {value}: it must be a finite number of at least 0 "
+        "(0 merges every block with positive similarity; the default is 0.75)."
+    )
     E022 = (
         "[E022] Cannot load the pipeline {path}: {error} Give a directory that "
         "`nlp.to_disk` wrote (with meta.json, config.cfg and each component's files), a "
@@ -97,10 +101,6 @@ class Errors:
         "({n_tokens} tokens): {error} Process fewer or shorter Docs at a time "
         "(`nlp.pipe(..., batch_size=...)`, the transformer's `max_batch_items`), lower "
         "`spacy_attnseg.capture.CHUNK_WORDPIECES`, or run on the CPU."
-    )
-    E021 = (
-        "[E021] Invalid `merge_threshold` {value}: it must be a finite number of at least 0 "
-        "(0 merges every block with positive similarity; the default is 0.75)."
     )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
@@ -174,4 +174,4 @@ class Warnings:
 def is_own_error(error: BaseException) -> bool:
     """Whether ``error`` is one of spacy-attnseg's coded errors (``Errors``)."""
     message = str(error)
-    return any(message.startswith(f"[{code}]") for code in vars(Errors) if code[:1] in ("E", "W"))
+    return any(message.startswith(f"[{code}]") for code in vars(Errors) if code[:1] == "E")

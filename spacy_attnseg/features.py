@@ -250,9 +250,7 @@ def doc_features(
             blocks.append((array.shape[-1], partial(token_values, array, align, n_tokens)))
     if spec.hidden:
         hidden = output[HIDDEN]
-        blocks.append(
-            (hidden.shape[-1], lambda out: token_values(hidden, align, n_tokens, out=out))
-        )
+        blocks.append((hidden.shape[-1], partial(token_values, hidden, align, n_tokens)))
     if spec.doc_punct:
         blocks.append((2, lambda out: _fill(out, doc_punct_row(whole))))
     result = numpy.empty((n_tokens, sum(width for width, _ in blocks)), dtype="float32")

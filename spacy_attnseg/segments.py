@@ -42,9 +42,7 @@ class BandedSimilarity:
         self.values = numpy.asarray(values)
         if self.values.ndim != 2:
             raise ValueError(f"values must be (n_tokens, band), got shape {self.values.shape}")
-        # sum over d >= 1 of each row, and its running total: pair sums of whole rows
-        row = self.values[:, 1:].sum(axis=1, dtype=numpy.float64)
-        self._running = numpy.concatenate([[0.0], numpy.cumsum(row)])
+        self.refresh()
 
     @classmethod
     def zeros(cls, n_tokens: int, band: int) -> BandedSimilarity:
@@ -52,8 +50,10 @@ class BandedSimilarity:
         return cls(numpy.zeros((n_tokens, max(1, band)), dtype=numpy.float32))
 
     def refresh(self) -> BandedSimilarity:
-        """Recompute the row sums after ``values`` was written in place."""
-        self.__init__(self.values)  # type: ignore[misc]
+        """(Re)compute the row sums that :meth:`pair_sum` reads, after ``values`` was
+        written in place: each row's sum over ``d >= 1`` and their running total."""
+        row = self.values[:, 1:].sum(axis=1, dtype=numpy.float64)
+        self._running = numpy.concatenate([[0.0], numpy.cumsum(row)])
         return self
 
     @classmethod

@@ -105,10 +105,14 @@ class TokenClasses:
 
 
 _CLASS_ATTRS = [ORTH, IS_SPACE, IS_LEFT_PUNCT, IS_RIGHT_PUNCT, IS_QUOTE, SPACY]
-_FINAL_IDS = numpy.array(sorted(get_string_id(text) for text in SENTENCE_FINAL), dtype="uint64")
-_TERMINAL_IDS = numpy.array(
-    sorted(get_string_id(text) for text in UNAMBIGUOUS_FINAL), dtype="uint64"
-)
+
+
+def _string_ids(texts: Any) -> numpy.ndarray:
+    return numpy.array(sorted(get_string_id(text) for text in texts), dtype="uint64")
+
+
+_FINAL_IDS = _string_ids(SENTENCE_FINAL)
+_TERMINAL_IDS = _string_ids(UNAMBIGUOUS_FINAL)
 
 
 def sentence_final(doc: Doc) -> numpy.ndarray:
@@ -125,7 +129,7 @@ def token_classes(doc: Doc) -> TokenClasses:
         empty = numpy.zeros(0, dtype=bool)
         return TokenClasses(empty, empty, empty, empty, empty)
     values = doc.to_array(_CLASS_ATTRS).reshape((n, len(_CLASS_ATTRS)))
-    final = sentence_final(doc)
+    final = numpy.isin(values[:, 0], _FINAL_IDS)
     space, left, right, quote = (values[:, k].astype(bool) for k in range(1, 5))
     attached = numpy.zeros(n, dtype=bool)
     attached[1:] = values[:-1, 5] == 0

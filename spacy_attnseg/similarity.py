@@ -426,13 +426,7 @@ def layer_token_pairs(
             groups.append(map_pairs_to_tokens(wp_pairs, table[rows], layer))
         joined = HeadPairs.concat(groups)
         found = (
-            _highest_per_pair(
-                layer,
-                joined.head.astype(numpy.int64),
-                joined.i.astype(numpy.int64),
-                joined.j.astype(numpy.int64),
-                joined.score,
-            )
+            _highest_per_pair(layer, joined.head, joined.i, joined.j, joined.score)
             if len(joined)
             else joined
         )
