@@ -180,3 +180,13 @@ class FittedSpans:
                 used += len(ids)
             fitted.append(span.doc[start : span.end])
         return fitted
+
+
+def doc_wordpiece_counts(doc: Any) -> numpy.ndarray:
+    """Model wordpieces per token of a Doc annotated by spacy-transformers (0 for every
+    token without wordpieces)."""
+    trf_data = getattr(doc._, "trf_data", None)
+    if trf_data is None or trf_data.wordpieces.input_ids.size == 0:
+        return numpy.zeros(len(doc), dtype="int64")
+    length = int(trf_data.wordpieces.input_ids.shape[1])
+    return token_wordpiece_counts(trf_data.align, length, len(doc))

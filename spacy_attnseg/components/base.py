@@ -100,6 +100,10 @@ class CaptureReader:
         self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
         self._nlp_ref = weakref.ref(nlp)
 
+    def transformer_pipe(self) -> Any:
+        """The spacy-transformers component this component reads."""
+        return self._trf
+
     @property
     def capture(self) -> AttentionCapture:
         return AttentionCapture.attach(self._trf.model)

@@ -13,7 +13,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 import numpy
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from thinc.api import get_array_module
 
@@ -32,6 +32,7 @@ from ..families import n_layers_heads
 from ..pairs import HeadPairs
 from ..segments import semantic_segments
 from ..similarity import layer_token_pairs
+from ..spans import SEGMENT, set_scored_spans
 from ..windows import wordpiece_tokens
 from .base import AttentionPipe
 
@@ -206,11 +207,8 @@ class AttnHeadPairs(AttentionPipe):
         for doc, result in zip(docs, results, strict=True):
             doc._.head_pairs = result["pairs"]
             if key:
-                spans = [Span(doc, start, end) for start, end, _ in result["segments"]]
-                doc.spans[key] = spans
-                doc.spans[key].attrs["scores"] = [
-                    round(float(s), 6) for _, _, s in result["segments"]
-                ]
+                segments = [(a, b, round(float(s), 6)) for a, b, s in result["segments"]]
+                set_scored_spans(doc, key, segments, SEGMENT)
 
     def initialize(self, get_examples: Any = None, *, nlp: Optional[Language] = None) -> None:
         if get_examples is not None:

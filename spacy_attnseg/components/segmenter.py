@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy
 from spacy.attrs import SENT_START
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
 from thinc.api import to_numpy
 from thinc.types import Ints2d
@@ -36,11 +36,13 @@ from ..sentences import (
     paragraph_starts,
     validate_candidates,
 )
-from ..windows import token_values, token_wordpiece_counts
+from ..spans import SEGMENT, set_scored_spans, set_sentence_spans
+from ..windows import doc_wordpiece_counts, token_values
 from .base import AttentionPipe, install_score_extensions
 
 PAPER = "paper"
 SPANS_KEY = "attn_segments"
+SENTS_KEY = "attn_sents"
 # The sentence decision for a model without calibrated settings: the paper's final layer
 # and all its heads, on punctuation.
 UNCALIBRATED: Dict[str, Any] = {
@@ -71,6 +73,7 @@ def install_extensions() -> None:
         "paragraph_breaks": True,
         "overwrite": False,
         "spans_key": SPANS_KEY,
+        "sents_key": SENTS_KEY,
         "sentences": True,
         "segment_layers": 4,
         "segment_method": "partition",
@@ -98,6 +101,7 @@ def make_attn_segmenter(
     paragraph_breaks: bool,
     overwrite: bool,
     spans_key: str,
+    sents_key: str,
     sentences: bool,
     segment_layers: int,
     segment_method: str,
@@ -138,7 +142,11 @@ def make_attn_segmenter(
         Segments are runs of the Doc's sentences (whichever component set them), found
         from the hidden states of the same pass (``spacy_attnseg.topics``); each span
         group's ``attrs["scores"]`` holds the score of every segment's start (0.0 for
-        the first; about 1 or more for a boundary the method chose by itself).
+        the first; about 1 or more for a boundary the method chose by itself), and
+        each span's label is "SEG" and that score (``spans.score_label``).
+    sents_key (str): ``doc.spans`` key of the Doc's final sentences ("" for none),
+        labelled "SENT" and how sure each ends where it does
+        (``sentences.sentence_end_scores``), for ``displacy.render(doc, style="span")``.
     segment_layers (int): how many of the last layers' hidden states make the sentence
         vectors.
     segment_method (str): "partition" (optimal partitioning of the sentence vectors,
@@ -170,6 +178,7 @@ def make_attn_segmenter(
         paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
         spans_key=spans_key,
+        sents_key=sents_key,
         sentences=sentences,
         segment_layers=segment_layers,
         segment_method=segment_method,
@@ -218,6 +227,7 @@ class AttnSegmenter(AttentionPipe):
         paragraph_breaks: bool = True,
         overwrite: bool = False,
         spans_key: str = SPANS_KEY,
+        sents_key: str = SENTS_KEY,
         sentences: bool = True,
         segment_layers: int = 4,
         segment_method: str = "partition",
@@ -272,6 +282,7 @@ class AttnSegmenter(AttentionPipe):
             "paragraph_breaks": bool(paragraph_breaks),
             "overwrite": overwrite,
             "spans_key": spans_key,
+            "sents_key": sents_key,
             "sentences": bool(sentences),
             "segment_layers": int(segment_layers),
             "segment_method": segment_method,
@@ -391,11 +402,7 @@ class AttnSegmenter(AttentionPipe):
 
     def token_sizes(self, doc: Doc) -> numpy.ndarray:
         """Model wordpieces per token of an annotated ``doc`` (0 without wordpieces)."""
-        trf_data = getattr(doc._, "trf_data", None)
-        if trf_data is None or trf_data.wordpieces.input_ids.size == 0:
-            return numpy.zeros(len(doc), dtype="int64")
-        length = int(trf_data.wordpieces.input_ids.shape[1])
-        return token_wordpiece_counts(trf_data.align, length, len(doc))
+        return doc_wordpiece_counts(doc)
 
     def topic_segments(self, doc: Doc, starts: numpy.ndarray) -> List[Tuple[int, int, float]]:
         """Topic segments ``(start, end, score)`` in tokens over the sentences ``starts``
@@ -510,13 +517,15 @@ class AttnSegmenter(AttentionPipe):
         unset unless ``overwrite``) and, with ``spans_key``, the topic segments."""
         install_extensions()
         key = self.cfg.get("spans_key")
+        sents_key = self.cfg.get("sents_key")
         for doc, decided in zip(docs, decisions, strict=True):
             if decided.scores is not None:
                 doc._.separator_scores = [round(float(s), 6) for s in decided.scores]
             if len(doc) == 0:
                 if key:
-                    doc.spans[key] = []
-                    doc.spans[key].attrs["scores"] = []
+                    set_scored_spans(doc, key, [], SEGMENT)
+                if sents_key:
+                    set_sentence_spans(doc, sents_key)
                 continue
             if decided.scores is not None:
                 # in one call: setting ``token.is_sent_start`` token by token costs a scan
@@ -524,8 +533,9 @@ class AttnSegmenter(AttentionPipe):
                 values = numpy.where(decided.starts, 1, -1).astype("uint64")
                 doc.from_array([SENT_START], cast(Ints2d, values.reshape((-1, 1))))
             if key:
-                doc.spans[key] = [Span(doc, a, b) for a, b, _ in decided.segments]
-                doc.spans[key].attrs["scores"] = [score for _, _, score in decided.segments]
+                set_scored_spans(doc, key, decided.segments, SEGMENT)
+            if sents_key:
+                set_sentence_spans(doc, sents_key)
 
     # -- initialization and calibration -------------------------------------------------
 
@@ -553,9 +563,6 @@ class AttnSegmenter(AttentionPipe):
 
         result = calibrate_segmenter(self, examples, max_heads=max_heads)
         self.update_settings({**result.best_config(), "preset": ""})
-
-    def transformer_pipe(self) -> Any:
-        return self._trf
 
 
 def _concat(arrays: List[Any]) -> Any:

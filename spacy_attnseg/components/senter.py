@@ -180,9 +180,6 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     def feature_spec(self) -> FeatureSpec:
         return spec_of(self.features)
 
-    def transformer_pipe(self) -> Any:
-        return self._trf
-
     def capture_request(self) -> CaptureRequest:
         return self.feature_spec.capture_request()
 
