@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install reproduce train-boundaries clean
+.PHONY: demo test lint install browser reproduce train-boundaries clean
 
 $(STAMP): requirements.txt requirements-baselines.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,7 +37,16 @@ lint: install
 	$(BIN)/ruff format --check spacy_attnseg tests scripts paper
 	$(BIN)/mypy spacy_attnseg
 
-test: lint
+# Headless Chromium for the head view's browser test (tests/test_view.py), from Debian's
+# packages where this runs as root with apt-get; elsewhere that test is skipped.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	    chromium chromium-driver >/dev/null; } || \
+	  echo "No headless Chromium: the head view's browser test will be skipped."
+
+test: lint browser
 	cd tests && ../$(BIN)/python -m pytest -q -p no:cacheprovider .
 
 clean:

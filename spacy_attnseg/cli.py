@@ -45,6 +45,49 @@ def _read_jsonl(handle: TextIO) -> Iterator[str]:
         yield record["text"]
 
 
+ENGINE_HELP = (
+    'Where the partitions run: "" (this process) or "dask" (dask.distributed: a local '
+    "cluster of --workers processes, or the scheduler at --scheduler)."
+)
+
+
+def _engine_options(
+    engine: str, workers: int, scheduler: Optional[str], partition_size: int
+) -> Dict[str, Any]:
+    from .scale import ENGINES
+
+    if engine not in ENGINES:
+        raise typer.BadParameter(f"--engine must be one of {ENGINES}")
+    if workers < 1 or partition_size < 1:
+        raise typer.BadParameter("--workers and --partition-size must be at least 1")
+    return {"engine": engine, "workers": workers, "address": scheduler, "size": partition_size}
+
+
+def _bar(quiet: bool, iterable: Optional[Iterable[Any]] = None) -> Any:
+    """A progress bar in documents with docs/s on stderr, shown when stderr is a terminal
+    and not ``quiet``."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, unit="doc", disable=quiet or not sys.stderr.isatty(), file=sys.stderr)
+
+
+def _progress(iterable: Iterable[Any], *, quiet: bool) -> Iterable[Any]:
+    return cast(Iterable[Any], _bar(quiet, iterable))
+
+
+def _run_partitions(texts: Iterable[str], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
+    """The partitions' results in order (``scale.run``), with a progress bar in docs."""
+    from .scale import run
+
+    with _bar(quiet) as bar:
+        yield from run(texts, job, on_done=bar.update, **engine)
+
+
+def _texts(handle: TextIO, input: str) -> Iterable[str]:
+    """One document for a .txt file, else one per JSON line."""
+    return [handle.read()] if input.endswith(".txt") else _read_jsonl(handle)
+
+
 @app.command("segment")
 def segment_cli(
     input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
@@ -52,55 +95,89 @@ def segment_cli(
     format: str = typer.Option(
         "text", "--format", "-f", help="text: one sentence a line; jsonl: JSON lines."
     ),
+    output: Optional[Path] = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="With --format jsonl: write the Docs as a DocBin instead (a .spacy file, or a "
+        "directory of one .spacy file per partition).",
+    ),
     batch_size: int = typer.Option(16, "--batch-size", help="Documents per batch."),
+    engine: str = typer.Option("", "--engine", help=ENGINE_HELP),
+    workers: int = typer.Option(2, "--workers", help="Worker processes of a local cluster."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="Address of a running Dask scheduler."
+    ),
+    partition_size: int = typer.Option(
+        64, "--partition-size", help="Documents per partition (whole batches)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
-    """Split text into sentences (by default with the shipped attn_senter).
+    """Split text into sentences (by default with the shipped attn_senter) and topic
+    segments.
 
     With --format text the whole input is one document and each sentence is printed on
     its own line. With --format jsonl each input line is a JSON object with a "text"
-    field; each output line is {"text", "sents": [{"start", "end", "score"}]} with
-    character offsets into that text and how sure the sentence ends there
-    (``sentences.sentence_end_scores``).
+    field; each output line is {"text", "sents", "segments"}, lists of {"start", "end",
+    "score"} with character offsets into that text: how sure the sentence ends there
+    (``sentences.sentence_end_scores``) and the score of the segment's boundary. With
+    --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
+    doc._.head_pairs), readable by ``spacy.tokens.DocBin().from_disk``. --engine dask
+    runs the partitions on a Dask cluster, with the same results.
     """
-    from .loading import load_pipeline
-    from .sentences import sentence_end_scores
+    from .scale import Job, job_pipeline
 
     if format not in ("text", "jsonl"):
         raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+    options = _engine_options(engine, workers, scheduler, partition_size)
+    if format == "text" and (output is not None or engine):
+        raise typer.BadParameter("--output and --engine need --format jsonl")
     handle = _open_input(input)
-    nlp = load_pipeline(model)
     with handle:
         if format == "text":
-            doc = nlp(handle.read())
+            from .loading import load_pipeline
+
+            doc = load_pipeline(model)(handle.read())
             for sent in doc.sents:
                 text = " ".join(sent.text.split())
                 if text:
                     typer.echo(text)
             return
-        texts = _read_jsonl(handle)
-        for doc in nlp.pipe(texts, batch_size=batch_size):
-            scores = sentence_end_scores(doc)
-            sents = (
-                [
-                    {
-                        "start": sent.start_char,
-                        "end": sent.end_char,
-                        "score": round(score, 4),
-                    }
-                    for sent, score in zip(doc.sents, scores, strict=True)
-                ]
-                if len(doc)
-                else []
-            )
-            typer.echo(json.dumps({"text": doc.text, "sents": sents}, ensure_ascii=False))
+        kind = "sentences" if output is None else "docbin"
+        job = Job(model=model, output=kind, batch_size=batch_size, threads=_threads(engine))
+        job_pipeline(job)  # loaded (and checked) before any worker starts
+        results = _run_partitions(_read_jsonl(handle), job, quiet, **options)
+        if output is None:
+            for lines in results:
+                for line in lines:
+                    typer.echo(line)
+            return
+        _write_docbins(results, output)
 
 
-def _progress(iterable: Iterable[Any], *, quiet: bool, unit: str = "doc") -> Iterable[Any]:
-    """A progress bar with docs/s on stderr, shown when stderr is a terminal."""
-    from tqdm import tqdm
+def _threads(engine: str) -> int:
+    """torch threads per process: 1 for an engine's workers (one process per core),
+    else this process's."""
+    import torch
 
-    disable = quiet or not sys.stderr.isatty()
-    return cast(Iterable[Any], tqdm(iterable, unit=unit, disable=disable, file=sys.stderr))
+    return 1 if engine else int(torch.get_num_threads())
+
+
+def _write_docbins(results: Iterable[bytes], output: Path) -> None:
+    """One .spacy file (``output`` ending in .spacy) or one per partition in the
+    directory ``output``."""
+    from spacy.tokens import DocBin
+
+    if output.suffix == ".spacy":
+        merged = DocBin(store_user_data=True)
+        for data in results:
+            merged.merge(DocBin(store_user_data=True).from_bytes(data))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        merged.to_disk(output)
+        return
+    output.mkdir(parents=True, exist_ok=True)
+    for number, data in enumerate(results):
+        (output / f"part-{number:06d}.spacy").write_bytes(data)
 
 
 @app.command("chunk")
@@ -119,6 +196,14 @@ def chunk_cli(
     ),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
+    engine: str = typer.Option("", "--engine", help=ENGINE_HELP),
+    workers: int = typer.Option(2, "--workers", help="Worker processes of a local cluster."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", help="Address of a running Dask scheduler."
+    ),
+    partition_size: int = typer.Option(
+        64, "--partition-size", help="Documents per partition (whole batches)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Cut documents into topic chunks for retrieval, from the transformer's own pass.
@@ -129,11 +214,13 @@ def chunk_cli(
     changes there, over the cost of a boundary: about 1 or more for a boundary chosen on
     its own, possibly less for one that --max-tokens or --max-sents forced; 0.0 for a
     document's first chunk and a cut inside a sentence). Joined in order, the chunks'
-    texts give the input text back.
+    texts give the input text back. --engine dask runs the partitions on a Dask cluster,
+    with the same results.
     """
-    from .components.segmenter import AttnSegmenter
-    from .loading import load_pipeline
+    from .records import segments_key
+    from .scale import Job, job_pipeline
 
+    options = _engine_options(engine, workers, scheduler, partition_size)
     overrides: Dict[str, Any] = {
         "components.attn_segmenter.max_tokens": max_tokens,
         "components.attn_segmenter.min_sents": min_sents,
@@ -142,52 +229,45 @@ def chunk_cli(
     }
     if penalty is not None:
         overrides["components.attn_segmenter.segment_penalty"] = penalty
-    nlp = load_pipeline(model, overrides=overrides)
-    if "attn_segmenter" not in nlp.pipe_names:
+    job = Job(
+        model=model,
+        output="chunks",
+        overrides=overrides,
+        batch_size=batch_size,
+        threads=_threads(engine),
+    )
+    # loaded and checked here before any worker starts (this process runs the
+    # partitions itself without an engine)
+    nlp = job_pipeline(job)
+    if not segments_key(nlp):
         raise typer.BadParameter(Errors.E016.format(pipe_names=nlp.pipe_names))
-    segmenter = cast(AttnSegmenter, nlp.get_pipe("attn_segmenter"))
-    key = segmenter.cfg["spans_key"] or "attn_segments"
     handle = _open_input(input)
     with handle:
-        if input.endswith(".txt"):
-            texts: Iterable[str] = [handle.read()]
-        else:
-            texts = _read_jsonl(handle)
-        docs = nlp.pipe(texts, batch_size=batch_size)
-        for number, doc in enumerate(_progress(docs, quiet=quiet)):
-            group = doc.spans.get(key)
-            spans = list(group) if group is not None else []
-            scores = group.attrs.get("scores", []) if group is not None else []
-            sizes = segmenter.token_sizes(doc)
-            for i, (span, score) in enumerate(zip(spans, scores, strict=True)):
-                end_char = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
-                record = {
-                    "doc": number,
-                    "chunk": i,
-                    "text": doc.text[span.start_char : end_char],
-                    "start": span.start_char,
-                    "end": end_char,
-                    "n_tokens": int(sizes[span.start : span.end].sum()),
-                    "n_sents": sum(1 for t in span if t.is_sent_start) or 1,
-                    "score": score,
-                }
-                typer.echo(json.dumps(record, ensure_ascii=False))
+        for lines in _run_partitions(_texts(handle, input), job, quiet, **options):
+            for line in lines:
+                typer.echo(line)
 
 
 @app.command("pairs")
 def pairs_cli(
-    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    input: str = typer.Argument(
+        ...,
+        help='A UTF-8 text file (one document), JSON lines with a "text" field (a .jsonl '
+        "file, one document each), or - for standard input (one document).",
+    ),
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),
     threshold: float = typer.Option(0.3, "--threshold", help="Normalised similarity cut."),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option("text", "--format", "-f", help="text (tables) or jsonl."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """High-similarity token pairs of a head (the paper's Fig. 9 table) and the anchor
     token of every head analysed.
 
-    With --format jsonl, one JSON object per pair ({"layer", "head", "i", "j",
-    "token_i", "token_j", "score"}) and one per head anchor ({"anchor": ...}).
+    With --format jsonl, one JSON object per pair ({"doc", "layer", "head", "i", "j",
+    "token_i", "token_j", "score"}) and one per head anchor ({"doc", "anchor": ...}).
     """
     from .loading import load_pipeline
 
@@ -203,15 +283,23 @@ def pairs_cli(
             config={"layers": [layer], "heads": heads, "threshold": threshold, "spans_key": ""},
         )
     with handle:
-        doc = nlp(handle.read())
+        texts = _read_jsonl(handle) if input.endswith(".jsonl") else [handle.read()]
+        docs = nlp.pipe(texts, batch_size=batch_size)
+        for number, doc in enumerate(_progress(docs, quiet=quiet)):
+            _print_pairs(doc, number, format, several=input.endswith(".jsonl"))
+
+
+def _print_pairs(doc: Any, number: int, format: str, several: bool) -> None:
     pairs = doc._.head_pairs
     anchors = doc._.head_anchors
     if format == "jsonl":
         for record in pairs.to_records(doc):
-            typer.echo(json.dumps(record, ensure_ascii=False))
+            typer.echo(json.dumps({"doc": number, **record}, ensure_ascii=False))
         for anchor in anchors:
-            typer.echo(json.dumps({"anchor": anchor.to_dict()}, ensure_ascii=False))
+            typer.echo(json.dumps({"doc": number, "anchor": anchor.to_dict()}, ensure_ascii=False))
         return
+    if several:
+        typer.echo(f"# Document {number}")
     for layer_i, head_i in pairs.heads():
         rows = pairs.to_table(doc, layer_i, head_i)
         typer.echo(f"Layer {layer_i} head {head_i}: {len(rows)} pairs (layers/heads from 0)")
@@ -224,6 +312,55 @@ def pairs_cli(
         typer.echo(
             f"{anchor.layer}\t{anchor.head}\t{anchor.text}\t{anchor.count}\t{anchor.share:.3f}"
         )
+
+
+@app.command("view")
+def view_cli(
+    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    output: Path = typer.Option(Path("view.html"), "--output", "-o", help="The HTML file."),
+    threshold: float = typer.Option(
+        0.8, "--threshold", help="Normalised similarity a drawn pair reaches."
+    ),
+    max_pairs: int = typer.Option(
+        400, "--max-pairs", help="Most pairs drawn per head (the highest scores)."
+    ),
+    model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
+) -> None:
+    """Write one self-contained HTML page for a document: a layer x head grid; choosing
+    a head draws its high-similarity token pairs and marks its anchor token; sentences
+    and semantic segments are marked with their scores. One pass of the pipeline, with
+    attn_head_pairs on every layer and head of it."""
+    from .families import n_layers_heads
+    from .loading import load_pipeline
+    from .records import segments_key
+    from .view import head_view_html
+
+    if max_pairs < 1:
+        raise typer.BadParameter("--max-pairs must be at least 1")
+    handle = _open_input(input)
+    nlp = load_pipeline(model)
+    if "attn_head_pairs" not in nlp.pipe_names:
+        nlp.add_pipe(
+            "attn_head_pairs",
+            config={"layers": [], "heads": [], "threshold": threshold, "spans_key": ""},
+        )
+    pairs_pipe: Any = nlp.get_pipe("attn_head_pairs")
+    n_layers, n_heads = n_layers_heads(pairs_pipe.transformer_pipe().model.transformer)
+    spans_key = segments_key(nlp)
+    with handle:
+        doc = nlp(handle.read())
+    page = head_view_html(
+        doc,
+        title=f"spacy-attnseg head view: {Path(input).name if input != '-' else 'stdin'}",
+        n_layers=n_layers,
+        n_heads=n_heads,
+        spans_key=spans_key,
+        max_pairs=max_pairs,
+        threshold=pairs_pipe.cfg["threshold"],
+        model=model,
+    )
+    output.write_text(page, encoding="utf8")
+    typer.echo(f"Wrote {output} ({len(doc)} tokens, {len(doc._.head_pairs)} pairs)", err=True)
 
 
 @app.command("calibrate")
@@ -285,7 +422,7 @@ def main() -> None:
     printed without a traceback and exits with status 1."""
     try:
         app()
-    except (ValueError, OSError, RuntimeError, KeyError, MemoryError) as error:
+    except (ValueError, OSError, RuntimeError, KeyError, MemoryError, ImportError) as error:
         message = str(error).strip("'\"")
         if not message.startswith("[E"):
             raise

@@ -102,6 +102,11 @@ class Errors:
         "(`nlp.pipe(..., batch_size=...)`, the transformer's `max_batch_items`), lower "
         "`spacy_attnseg.capture.CHUNK_WORDPIECES`, or run on the CPU."
     )
+    E024 = "[E024] Unknown value '{value}': choose one of {values}."
+    E025 = (
+        "[E025] The Dask engine needs dask.distributed, which is not installed: "
+        '`pip install spacy-attnseg[dask]` (or `pip install "dask[distributed]"`).'
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "

@@ -1,0 +1,189 @@
+"""Run a pipeline over many texts in partitions, in this process or on a Dask cluster.
+
+A :class:`Job` names the pipeline (as ``load_pipeline`` takes it), its overrides and what
+each partition returns: ``"docbin"`` (the bytes of a ``DocBin(store_user_data=True)``:
+sentences, span groups with their scores and ``doc._.head_pairs`` survive),
+``"sentences"`` (the JSON lines of ``segment --format jsonl``) or ``"chunks"`` (those of
+``chunk``). :func:`process_partition` does the work wherever it runs; each process loads
+the pipeline once. :func:`run` cuts the texts into partitions of whole batches, so a
+partition's batches are the ones ``nlp.pipe(texts, batch_size=...)`` makes in one
+process and the results are the same, and yields the partitions' results in input order
+with a bounded number in flight.
+
+With ``engine="dask"`` the partitions go to ``dask.distributed`` workers: a local
+cluster of ``workers`` processes with one thread each, or the scheduler at ``address``.
+"""
+
+import json
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from .errors import Errors
+
+OUTPUTS = ("docbin", "sentences", "chunks")
+ENGINES = ("", "dask")
+Result = Union[bytes, List[str]]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker runs: the pipeline, its config overrides, the output kind, the
+    batch size of ``nlp.pipe`` and torch's threads per process."""
+
+    model: str
+    output: str
+    overrides: Dict[str, Any] = field(default_factory=dict)
+    batch_size: int = 16
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.output not in OUTPUTS:
+            raise ValueError(Errors.E024.format(value=self.output, values=OUTPUTS))
+        if self.batch_size < 1 or self.threads < 1:
+            raise ValueError(
+                Errors.E015.format(key="batch_size/threads", value=(self.batch_size, self.threads))
+            )
+
+    def key(self) -> str:
+        return json.dumps([self.model, self.overrides, self.threads], sort_keys=True)
+
+
+_PIPELINES: Dict[str, Any] = {}
+
+
+def job_pipeline(job: Job) -> Any:
+    """The job's pipeline, loaded once per process (with torch's threads set)."""
+    key = job.key()
+    if key not in _PIPELINES:
+        import torch
+
+        from .loading import load_pipeline
+
+        torch.set_num_threads(job.threads)
+        _PIPELINES.clear()
+        _PIPELINES[key] = load_pipeline(job.model, overrides=job.overrides)
+    return _PIPELINES[key]
+
+
+def process_partition(job: Job, texts: List[str], first: int = 0) -> Result:
+    """Run the job's pipeline over ``texts`` (documents ``first``, ``first + 1``, ...
+    of the input) and return what ``job.output`` asks for."""
+    from spacy.tokens import DocBin
+
+    from .records import chunk_records, segments_key, sentence_record
+
+    nlp = job_pipeline(job)
+    docs = nlp.pipe(texts, batch_size=job.batch_size)
+    if job.output == "docbin":
+        return bytes(DocBin(store_user_data=True, docs=docs).to_bytes())
+    key = segments_key(nlp)
+    lines: List[str] = []
+    for number, doc in enumerate(docs, start=first):
+        if job.output == "sentences":
+            records = [sentence_record(doc, key)]
+        else:
+            records = chunk_records(doc, number, key)
+        lines.extend(json.dumps(r, ensure_ascii=False) for r in records)
+    return lines
+
+
+def partitions(texts: Iterable[str], size: int) -> Iterator[Tuple[int, List[str]]]:
+    """``(first, texts)`` of consecutive partitions of ``size`` texts (the last may be
+    shorter), read lazily."""
+    iterator = iter(texts)
+    first = 0
+    while True:
+        part = list(islice(iterator, size))
+        if not part:
+            return
+        yield first, part
+        first += len(part)
+
+
+def partition_size(size: int, batch_size: int) -> int:
+    """``size`` rounded up to whole batches (at least one)."""
+    return max(1, -(-size // batch_size)) * batch_size
+
+
+def run(
+    texts: Iterable[str],
+    job: Job,
+    *,
+    engine: str = "",
+    workers: int = 2,
+    address: Optional[str] = None,
+    size: int = 64,
+    on_done: Optional[Callable[[int], None]] = None,
+) -> Iterator[Result]:
+    """The results of the partitions of ``texts``, in input order.
+
+    engine: "" runs the partitions in this process; "dask" on a ``dask.distributed``
+        cluster (``address`` of a running scheduler, or a local cluster of ``workers``
+        processes, one thread each, started and closed here).
+    size: texts per partition, rounded up to whole batches of ``job.batch_size``.
+    on_done: called with the number of documents of each finished partition.
+    """
+    if engine not in ENGINES:
+        raise ValueError(Errors.E024.format(value=engine, values=ENGINES))
+    parts = partitions(texts, partition_size(size, job.batch_size))
+    if not engine:
+        for first, part in parts:
+            yield process_partition(job, part, first)
+            if on_done is not None:
+                on_done(len(part))
+        return
+    yield from _run_dask(parts, job, workers=workers, address=address, on_done=on_done)
+
+
+def _run_dask(
+    parts: Iterator[Tuple[int, List[str]]],
+    job: Job,
+    *,
+    workers: int,
+    address: Optional[str],
+    on_done: Optional[Callable[[int], None]],
+) -> Iterator[Result]:
+    from collections import deque
+
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError(Errors.E025) from None
+    if address is None and workers < 1:
+        raise ValueError(Errors.E015.format(key="workers", value=workers))
+    cluster = None
+    if address is None:
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=40,
+        )
+    client = Client(cluster if cluster is not None else address)
+    try:
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        in_flight: Any = deque()
+        for first, part in parts:
+            # pure=False: the same texts twice are two tasks
+            in_flight.append(
+                (len(part), client.submit(process_partition, job, part, first, pure=False))
+            )
+            if len(in_flight) >= 2 * n_workers:
+                yield _collect(in_flight.popleft(), on_done)
+        while in_flight:
+            yield _collect(in_flight.popleft(), on_done)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _collect(entry: Tuple[int, Any], on_done: Optional[Callable[[int], None]]) -> Result:
+    n_docs, future = entry
+    result = future.result()
+    future.release()
+    if on_done is not None:
+        on_done(n_docs)
+    return result  # type: ignore[no-any-return]

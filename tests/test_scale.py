@@ -1,0 +1,203 @@
+"""Scale-out on Dask (``spacy_attnseg.scale``, ``--engine dask``) and progress bars.
+
+The distributed runs use real local clusters of two worker processes and are compared
+with ``nlp.pipe`` in this process: same sentence starts, segments (with scores) and
+``doc._.head_pairs``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+from typing import Any, Iterator, List
+
+import pytest
+import torch
+from conftest import REPO, ewt_texts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.tokens import DocBin
+from test_cli import run_cli
+
+from spacy_attnseg import load_pipeline
+from spacy_attnseg.records import chunk_records, segments_key, sentence_record
+from spacy_attnseg.scale import Job, partition_size, partitions, run
+
+BATCH = 4
+N_DOCS = 24
+
+
+@pytest.fixture(scope="module")
+def texts() -> List[str]:
+    return ewt_texts()[:N_DOCS]
+
+
+@pytest.fixture(scope="module")
+def pairs_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default pipeline with attn_head_pairs (all heads of the last layer), saved."""
+    nlp = load_pipeline("default")
+    nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "threshold": 0.5})
+    path = tmp_path_factory.mktemp("pairs_model") / "pipeline"
+    nlp.to_disk(path)
+    return path
+
+
+@pytest.fixture()
+def one_thread() -> Iterator[None]:
+    """torch on one thread, as each worker runs."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def jsonl(texts: List[str], path: Path) -> Path:
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf8")
+    return path
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(0, 40), st.integers(1, 9), st.integers(1, 5))
+def test_partitions_cover_the_input_in_whole_batches(n: int, size: int, batch: int) -> None:
+    items = [str(i) for i in range(n)]
+    size = partition_size(size, batch)
+    assert size % batch == 0 and size >= batch
+    parts = list(partitions(iter(items), size))
+    assert [x for _, part in parts for x in part] == items
+    assert [first for first, _ in parts] == list(range(0, n, size))
+    assert all(len(part) == size for _, part in parts[:-1])
+
+
+def test_job_rejects_unknown_values() -> None:
+    with pytest.raises(ValueError, match=r"\[E024\]"):
+        Job(model="default", output="xml")
+    with pytest.raises(ValueError, match=r"\[E024\]"):
+        list(run(["a"], Job(model="default", output="sentences"), engine="spark"))
+
+
+def test_local_run_equals_nlp_pipe(default_nlp: Any, texts: List[str]) -> None:
+    """Without an engine the partitions run here and give nlp.pipe's records."""
+    job = Job(model="default", output="chunks", batch_size=BATCH, threads=torch.get_num_threads())
+    lines = [line for part in run(texts[:9], job, size=BATCH) for line in part]
+    key = segments_key(default_nlp)
+    docs = default_nlp.pipe(texts[:9], batch_size=BATCH)
+    expected = [r for n, doc in enumerate(docs) for r in chunk_records(doc, n, key)]
+    assert [json.loads(line) for line in lines] == expected
+    assert [r["doc"] for r in expected][-1] == 8
+
+
+def test_dask_docbin_equals_one_process(
+    pairs_model: Path, texts: List[str], tmp_path: Path, one_thread: None
+) -> None:
+    """`segment --engine dask --workers 2 -o x.spacy` on a local cluster of two
+    processes: sentences, segments and head pairs as nlp.pipe here."""
+    output = tmp_path / "docs.spacy"
+    args = ["segment", str(jsonl(texts, tmp_path / "in.jsonl")), "-f", "jsonl", "-m"]
+    args += [str(pairs_model), "-o", str(output), "--batch-size", str(BATCH)]
+    args += ["--partition-size", "6", "--engine", "dask", "--workers", "2", "-q"]
+    result = run_cli(args)
+    assert result.returncode == 0, result.stderr[-3000:]
+    nlp = load_pipeline(str(pairs_model))
+    got = list(DocBin().from_disk(output).get_docs(nlp.vocab))
+    want = list(nlp.pipe(texts, batch_size=BATCH))
+    assert len(got) == len(want) == N_DOCS
+    n_pairs = 0
+    for a, b in zip(got, want, strict=True):
+        assert a.text == b.text
+        assert [s.start for s in a.sents] == [s.start for s in b.sents]
+        for key in ("attn_segments", "attn_sents", "fig5_segments"):
+            assert [(s.start, s.end, s.label_) for s in a.spans[key]] == [
+                (s.start, s.end, s.label_) for s in b.spans[key]
+            ]
+            assert a.spans[key].attrs["scores"] == b.spans[key].attrs["scores"]
+        assert a._.head_pairs == b._.head_pairs
+        assert a._.start_scores == b._.start_scores
+        n_pairs += len(b._.head_pairs)
+    assert n_pairs > 100
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A running local Dask cluster of two worker processes."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as local:
+        yield local
+
+
+def test_chunks_on_a_running_cluster_equal_one_process(
+    cluster: Any, texts: List[str], tmp_path: Path
+) -> None:
+    """`chunk --scheduler ADDRESS` (an existing cluster) writes the same lines as
+    `chunk` in one process, and `segment -f jsonl` likewise."""
+    data = str(jsonl(texts, tmp_path / "in.jsonl"))
+    common = ["--batch-size", str(BATCH), "--partition-size", "8", "-q"]
+    engine = ["--engine", "dask", "--scheduler", cluster.scheduler_address]
+    for command in (["chunk", data, "--max-tokens", "64"], ["segment", data, "-f", "jsonl"]):
+        here = run_cli([*command, *common])
+        there = run_cli([*command, *common, *engine])
+        assert here.returncode == 0 and there.returncode == 0, there.stderr[-3000:]
+        assert there.stdout == here.stdout
+        records = [json.loads(line) for line in here.stdout.splitlines()]
+        assert len(records) >= N_DOCS
+
+
+def test_sentence_records_hold_sentences_and_segments(default_nlp: Any) -> None:
+    doc = default_nlp(ewt_texts()[3])
+    record = sentence_record(doc, "attn_segments")
+    assert [(s["start"], s["end"]) for s in record["sents"]] == [
+        (s.start_char, s.end_char) for s in doc.sents
+    ]
+    segments = doc.spans["attn_segments"]
+    assert [s["score"] for s in record["segments"]] == [
+        round(x, 4) for x in segments.attrs["scores"]
+    ]
+    assert record["segments"][-1]["end"] == segments[-1].end_char
+
+
+def run_on_a_terminal(args: List[str]) -> str:
+    """Run the command line with stderr on a pseudo-terminal; what it wrote there."""
+    leader, follower = pty.openpty()
+    # a terminal of 24 x 100 characters (a new pseudo-terminal has 0 columns)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "spacy_attnseg", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+        cwd=str(REPO),
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=240)
+    os.close(leader)
+    assert process.returncode == 0
+    return b"".join(chunks).decode("utf8", "replace")
+
+
+def test_progress_bar_on_a_terminal_only(texts: List[str], tmp_path: Path) -> None:
+    data = str(jsonl(texts[:6], tmp_path / "in.jsonl"))
+    shown = run_on_a_terminal(["chunk", data, "--batch-size", "2"])
+    assert "6doc" in shown and "doc/s" in shown
+    assert "doc/s" not in run_on_a_terminal(["chunk", data, "--batch-size", "2", "--quiet"])
+    assert "doc/s" in run_on_a_terminal(["pairs", data, "-f", "jsonl"])
+    piped = run_cli(["pairs", data, "-f", "jsonl"])
+    assert piped.returncode == 0 and "doc/s" not in piped.stderr
+    assert {json.loads(line)["doc"] for line in piped.stdout.splitlines()} == set(range(6))
