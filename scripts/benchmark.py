@@ -7,11 +7,13 @@ each is kept, so a burst of load on the machine does not favour one of them. `me
 peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
 --repeats processes per configuration and size (see `memory`'s docstring). `long`: peak
 RSS of one document of 1,000, 10,000 and 100,000 tokens per configuration, beside a plain
-spacy-transformers pipeline. The machine's load average is recorded before and after.
+spacy-transformers pipeline. `scale`: docs/s in one process and on a local Dask cluster of
+1 and 2 workers. The machine's load average is recorded before and after.
 
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
     python scripts/benchmark.py long metrics/benchmark_long
+    python scripts/benchmark.py scale metrics/benchmark_scale
 """
 
 import json
@@ -291,6 +293,82 @@ def long(
         table.append(
             f"| {MODES[mode]['help']} | {' | '.join(cells)} | "
             f"{results[mode][lengths[-1]]['seconds']:.0f} |"
+        )
+    _write({"machine": machine, "results": results}, output, table)
+
+
+@app.command("one-scale", hidden=True)
+def run_one_scale(engine: str, workers: int, n_docs: int, partition: int) -> None:
+    """One engine run of the default pipeline to DocBin bytes; prints a JSON line."""
+    from spacy_attnseg.scale import Job, run
+
+    data = texts(n_docs, align=BATCH_SIZE)
+    job = Job(model="default", output="docbin", batch_size=BATCH_SIZE, threads=1)
+    start = time.perf_counter()
+    first = None
+    for _ in run(data, job, engine=engine, workers=workers, size=partition):
+        if first is None:
+            first = time.perf_counter()
+    end = time.perf_counter()
+    assert first is not None
+    print(
+        json.dumps(
+            {
+                "engine": engine or "none",
+                "workers": workers if engine else 1,
+                "n_docs": n_docs,
+                "partition_size": partition,
+                "seconds": end - start,
+                "docs_per_s": n_docs / (end - start),
+                "first_partition_s": first - start,
+                "steady_docs_per_s": (n_docs - partition) / (end - first),
+            }
+        )
+    )
+
+
+@app.command("scale")
+def scale(
+    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
+    n_docs: int = typer.Option(1280, help="Documents (EWT test, cycled)."),
+    partition: int = typer.Option(64, help="Documents per partition."),
+) -> None:
+    """docs/s of the default pipeline writing DocBin bytes: in one process (torch on one
+    thread), and through the Dask engine on a local cluster of 1 and 2 worker processes
+    (one thread each), start-up (cluster, pipeline loads) included; and the rate after
+    the first partition came back (steady)."""
+    machine = _machine(1)
+    runs = [("", 1), ("dask", 1), ("dask", 2)]
+    results = []
+    for engine, workers in runs:
+        command = [sys.executable, __file__, "one-scale", engine, str(workers), str(n_docs)]
+        out = subprocess.run(
+            [*command, str(partition)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false"),
+        )
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    machine["loadavg_after"] = os.getloadavg()
+    base = results[0]
+    table = [
+        f"The default pipeline over {n_docs} UD EWT test documents (cycled), written as "
+        f"DocBin bytes, partitions of {partition} documents, torch on one thread per "
+        f"process, {machine['cpu_count']} cores, load average before "
+        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}. "
+        "Total: from the call to the last result (cluster start-up and pipeline loading "
+        "included); steady: after the first partition came back.",
+        "",
+        "| engine | workers | seconds | docs/s | x one process | steady docs/s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        table.append(
+            f"| {r['engine']} | {r['workers']} | {r['seconds']:.1f} | {r['docs_per_s']:.2f} | "
+            f"{r['docs_per_s'] / base['docs_per_s']:.2f} | {r['steady_docs_per_s']:.2f} |"
         )
     _write({"machine": machine, "results": results}, output, table)
 

@@ -28,7 +28,7 @@ from test_cli import run_cli
 
 from spacy_attnseg import load_pipeline
 from spacy_attnseg.records import chunk_records, segments_key, sentence_record
-from spacy_attnseg.scale import Job, partition_size, partitions, run
+from spacy_attnseg.scale import WORKER_ENVIRON, Job, partition_size, partitions, run
 
 BATCH = 4
 N_DOCS = 24
@@ -127,9 +127,15 @@ def test_dask_docbin_equals_one_process(
 def cluster() -> Iterator[Any]:
     """A running local Dask cluster of two worker processes."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as local:
+    import dask
+
+    # the workers' environment of the engine's own local clusters (no malloc trimming
+    # setting that this process's later subprocesses would inherit)
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}):
+        local = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+    with local:
         yield local
 
 
