@@ -177,6 +177,8 @@ class _PassState:
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
     hidden: Optional[torch.Tensor] = None
     hidden_layers: Set[int] = field(default_factory=set)
+    # (heads, L, L): the chunk's relative position bias (MPNet), added to every layer
+    position_bias: Optional[torch.Tensor] = None
 
     def fill(self, store: Dict[int, torch.Tensor], key: int, value: torch.Tensor) -> None:
         """Write a chunk's ``value`` into ``store[key]`` (see :func:`_fill_rows`)."""
@@ -284,6 +286,10 @@ class AttentionCapture:
         family = check_capturable(hf_model, request) or get_family(hf_model)
         if family is not None:
             modules = family.layers(hf_model)
+            if family.position_bias is not None and colsum_layers:
+                handles.append(
+                    family.position_bias(hf_model).register_forward_hook(self._hook_position_bias)
+                )
             for layer in colsum_layers:
                 handles.append(
                     modules[layer].query.register_forward_hook(self._hook_qk(layer, is_key=False))
@@ -337,6 +343,10 @@ class AttentionCapture:
 
         return hook
 
+    def _hook_position_bias(self, module: Any, args: Tuple, output: torch.Tensor) -> None:
+        # (L, L, heads) -> (heads, L, L), as the scores are laid out
+        self._state.position_bias = output.detach().permute(2, 0, 1).float()
+
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
             state = self._state
@@ -369,6 +379,9 @@ class AttentionCapture:
         q = q.permute(0, 2, 1, 3).float() * (1.0 / math.sqrt(self._head_dim))
         k = k.permute(0, 2, 1, 3).float()
         scores = torch.matmul(q, k.transpose(-1, -2))
+        if state.position_bias is not None:
+            bias = state.position_bias
+            scores += (bias[heads] if len(heads) < self._n_heads else bias)[None]
         pad = (state.attention_mask[state.rows] == 0)[:, None, None, :]
         scores.masked_fill_(pad, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, dim=-1)

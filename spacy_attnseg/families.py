@@ -3,11 +3,12 @@
 Capture hooks need three things of every attention layer: the Linear module that
 computes the queries, the one that computes the keys, and the module whose input is the
 concatenation of the heads' outputs (before the output projection). Families whose
-attention score is the plain scaled dot product ``QK^T / sqrt(d)`` are listed here.
+attention score is the scaled dot product ``QK^T / sqrt(d)``, plus for MPNet a relative
+position bias shared by all layers, are listed here.
 """
 
 from dataclasses import dataclass
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Optional
 
 import torch
 
@@ -24,10 +25,13 @@ class AttentionModules:
 
 @dataclass(frozen=True)
 class Family:
-    """How to find the attention layers of one architecture family."""
+    """How to find the attention layers of one architecture family; ``position_bias``
+    finds the module whose output is a bias added to every layer's attention scores
+    (MPNet's relative position buckets: ``(L, L, heads)``), None for plain attention."""
 
     name: str
     layers: Callable[[Any], List[AttentionModules]]
+    position_bias: Optional[Callable[[Any], torch.nn.Module]] = None
 
 
 def _bert_like(model: Any) -> List[AttentionModules]:
@@ -54,6 +58,18 @@ def _distilbert(model: Any) -> List[AttentionModules]:
     ]
 
 
+def _mpnet(model: Any) -> List[AttentionModules]:
+    return [
+        AttentionModules(
+            query=layer.attention.attn.q,
+            key=layer.attention.attn.k,
+            output=layer.attention.attn.o,
+            block=layer,
+        )
+        for layer in model.encoder.layer
+    ]
+
+
 FAMILIES = {
     "bert": Family("bert", _bert_like),
     "roberta": Family("roberta", _bert_like),
@@ -61,6 +77,9 @@ FAMILIES = {
     "camembert": Family("camembert", _bert_like),
     "electra": Family("electra", _bert_like),
     "distilbert": Family("distilbert", _distilbert),
+    "mpnet": Family(
+        "mpnet", _mpnet, position_bias=lambda model: model.encoder.relative_attention_bias
+    ),
 }
 
 
@@ -71,8 +90,8 @@ def supported_model_types() -> List[str]:
 def get_family(model: Any) -> Family | None:
     """Return the family of a Hugging Face model, or None if hooks cannot capture it.
 
-    Models with relative position terms in the attention score are not supported:
-    their attention is not ``softmax(QK^T / sqrt(d))``.
+    Models with relative position terms in the attention score other than MPNet's
+    bias are not supported: their attention is not ``softmax(QK^T / sqrt(d) + bias)``.
     """
     config = model.config
     family = FAMILIES.get(getattr(config, "model_type", ""))

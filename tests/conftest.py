@@ -44,7 +44,7 @@ EWT_DIR = DATA / "UD_English-EWT"
 EWT_TEST = EWT_DIR / "en_ewt-ud-test.conllu"
 EWT_DEV = EWT_DIR / "en_ewt-ud-dev.conllu"
 
-TINY_MODEL_TYPES = ("bert", "distilbert", "roberta")
+TINY_MODEL_TYPES = ("bert", "distilbert", "roberta", "mpnet")
 # Larger than the Hugging Face default (0.02) so that random attention is peaked rather
 # than uniform and column sums differ across positions.
 TINY_INIT_RANGE = 0.3
@@ -155,6 +155,24 @@ def save_tiny_model(model_type: str, path: Path, **config_overrides: Any) -> Pat
             **config_overrides,
         )
         model = RobertaModel(config)
+    elif model_type == "mpnet":
+        from transformers import MPNetConfig, MPNetModel
+
+        # MPNet with a WordPiece tokenizer of the MiniLM vocabulary (padding id 0, which
+        # MPNet's position ids must know); the model adds its relative position bias
+        tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()), model_max_length=512)
+        config = MPNetConfig(
+            vocab_size=tokenizer.vocab_size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=514,
+            initializer_range=TINY_INIT_RANGE,
+            pad_token_id=tokenizer.pad_token_id,
+            **config_overrides,
+        )
+        model = MPNetModel(config)
     else:
         raise ValueError(f"unknown tiny model type {model_type!r}")
     model.save_pretrained(path)

@@ -286,7 +286,7 @@ def test_output_attentions_path_matches_hooks(minilm_nlp: Any, sample_text: str)
 # -- tiny random models of each supported family ---------------------------------------
 
 
-@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta"])
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta", "mpnet"])
 def test_tiny_models_hooks_equal_eager_attention(
     model_type: str, tiny_model_dir: Any, build_nlp: Any, sample_text: str
 ) -> None:
