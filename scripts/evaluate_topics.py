@@ -239,6 +239,9 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument(
+        "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
+    )
+    parser.add_argument(
         "--set",
         action="append",
         dest="override",
@@ -255,7 +258,7 @@ def main(argv: Any = None) -> int:
     for item in args.override:
         key, value = item.split("=", 1)
         overrides[f"components.attn_segmenter.{key}"] = json.loads(value)
-    nlp = load_pipeline(overrides=overrides)
+    nlp = load_pipeline(args.model, overrides=overrides)
     peers = not args.no_peers
     fig5 = fig5_pipeline() if peers else None
     tune = args.half == "tune"

@@ -42,6 +42,8 @@ CONFIGS = Path(__file__).parent / "configs"
 PIPELINES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "default": ("default.cfg", {}),
     "attention": ("minilm.cfg", {}),
+    # all-mpnet-base-v2 (12 layers), after `python -m spacy_attnseg fetch-model`
+    "mpnet": ("mpnet.cfg", {}),
     "paper": (
         "minilm.cfg",
         {"components.attn_segmenter.preset": "paper", "components.attn_segmenter.threshold": 0.17},
@@ -84,7 +86,7 @@ def load_pipeline(
 ) -> Language:
     """Load a saved pipeline directory, build and initialize one from a config file, or
     one of the pipelines that ship with the package by name (``PIPELINES``: "default",
-    "attention", "paper").
+    "attention", "paper"; "mpnet" once its model is fetched).
 
     ``model`` defaults to "default": the shipped ``attn_senter`` for sentences and
     ``attn_segmenter`` for topic segments on the embedded MiniLM. A config is assembled
