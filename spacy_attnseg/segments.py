@@ -141,13 +141,16 @@ def block_average(S: Any, block_ids: Any, *, exclude_diagonal: bool = True) -> n
     n_blocks = int(ids.max()) + 1
     onehot = numpy.zeros((n, n_blocks), dtype=numpy.float64)
     onehot[numpy.arange(n), ids] = 1.0
+    if exclude_diagonal:
+        # zeroed rather than subtracted afterwards: a subtraction leaves rounding noise
+        # (a block whose other similarities are all 0 would average 1e-17, not 0)
+        sim = sim.copy()
+        numpy.fill_diagonal(sim, 0.0)
     sums = onehot.T @ sim @ onehot
     sizes = onehot.sum(axis=0)
     counts = numpy.outer(sizes, sizes)
     if exclude_diagonal:
-        diag_sums = numpy.bincount(ids, weights=numpy.diag(sim), minlength=n_blocks)
         idx = numpy.arange(n_blocks)
-        sums[idx, idx] -= diag_sums
         counts[idx, idx] -= sizes
     out = numpy.full((n_blocks, n_blocks), numpy.nan, dtype=numpy.float64)
     numpy.divide(sums, counts, out=out, where=counts > 0)

@@ -191,7 +191,7 @@ def test_named_pipelines() -> None:
     assert paper.pipe_names == ["transformer", "attn_segmenter"]
     segmenter = paper.get_pipe("attn_segmenter")
     assert segmenter.layers == [-1] and segmenter.heads == [] and segmenter.candidates == "any"
-    with pytest.raises(ValueError, match=r"\[E014\].*default, attention, paper"):
+    with pytest.raises(ValueError, match=r"\[E014\].*default, attention, mpnet, paper"):
         spacy_attnseg.load_pipeline("no-such-pipeline")
 
 
