@@ -3,7 +3,7 @@
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, TextIO, cast
+from typing import Annotated, Any, Dict, Iterable, Iterator, List, Optional, TextIO, cast
 
 import typer
 
@@ -45,10 +45,23 @@ def _read_jsonl(handle: TextIO) -> Iterator[str]:
         yield record["text"]
 
 
-ENGINE_HELP = (
-    'Where the partitions run: "" (this process) or "dask" (dask.distributed: a local '
-    "cluster of --workers processes, or the scheduler at --scheduler)."
-)
+# The options of every command that can run on an engine (segment, chunk)
+Engine = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help='Where the partitions run: "" (this process) or "dask" (dask.distributed: a '
+        "local cluster of --workers processes, or the scheduler at --scheduler).",
+    ),
+]
+Workers = Annotated[int, typer.Option("--workers", help="Worker processes of a local cluster.")]
+Scheduler = Annotated[
+    Optional[str], typer.Option("--scheduler", help="Address of a running Dask scheduler.")
+]
+PartitionSize = Annotated[
+    int, typer.Option("--partition-size", help="Documents per partition (whole batches).")
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
 def _engine_options(
@@ -103,15 +116,11 @@ def segment_cli(
         "directory of one .spacy file per partition).",
     ),
     batch_size: int = typer.Option(16, "--batch-size", help="Documents per batch."),
-    engine: str = typer.Option("", "--engine", help=ENGINE_HELP),
-    workers: int = typer.Option(2, "--workers", help="Worker processes of a local cluster."),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", help="Address of a running Dask scheduler."
-    ),
-    partition_size: int = typer.Option(
-        64, "--partition-size", help="Documents per partition (whole batches)."
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    engine: Engine = "",
+    workers: Workers = 2,
+    scheduler: Scheduler = None,
+    partition_size: PartitionSize = 64,
+    quiet: Quiet = False,
 ) -> None:
     """Split text into sentences (by default with the shipped attn_senter) and topic
     segments.
@@ -196,15 +205,11 @@ def chunk_cli(
     ),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
-    engine: str = typer.Option("", "--engine", help=ENGINE_HELP),
-    workers: int = typer.Option(2, "--workers", help="Worker processes of a local cluster."),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", help="Address of a running Dask scheduler."
-    ),
-    partition_size: int = typer.Option(
-        64, "--partition-size", help="Documents per partition (whole batches)."
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    engine: Engine = "",
+    workers: Workers = 2,
+    scheduler: Scheduler = None,
+    partition_size: PartitionSize = 64,
+    quiet: Quiet = False,
 ) -> None:
     """Cut documents into topic chunks for retrieval, from the transformer's own pass.
 
@@ -261,7 +266,7 @@ def pairs_cli(
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option("text", "--format", "-f", help="text (tables) or jsonl."),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: Quiet = False,
 ) -> None:
     """High-similarity token pairs of a head (the paper's Fig. 9 table) and the anchor
     token of every head analysed.
