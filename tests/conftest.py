@@ -48,6 +48,14 @@ TINY_MODEL_TYPES = ("bert", "distilbert", "roberta", "mpnet")
 # Larger than the Hugging Face default (0.02) so that random attention is peaked rather
 # than uniform and column sums differ across positions.
 TINY_INIT_RANGE = 0.3
+#: The size of every tiny model whose config takes BERT's names.
+TINY_SIZES: Dict[str, Any] = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "intermediate_size": 64,
+    "initializer_range": TINY_INIT_RANGE,
+}
 
 
 def ewt_texts(path: Path = EWT_TEST) -> List[str]:
@@ -97,16 +105,10 @@ def save_tiny_model(model_type: str, path: Path, **config_overrides: Any) -> Pat
         tokenizer: Any = BertTokenizerFast(
             vocab_file=str(minilm_vocab_file()), model_max_length=512
         )
-        settings: Dict[str, Any] = {
-            "hidden_size": 32,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "intermediate_size": 64,
-            "max_position_embeddings": 512,
-            "initializer_range": TINY_INIT_RANGE,
-        }
         config: Any = BertConfig(
-            vocab_size=tokenizer.vocab_size, **{**settings, **config_overrides}
+            vocab_size=tokenizer.vocab_size,
+            max_position_embeddings=512,
+            **{**TINY_SIZES, **config_overrides},
         )
         model = BertModel(config)
     elif model_type == "distilbert":
@@ -163,14 +165,9 @@ def save_tiny_model(model_type: str, path: Path, **config_overrides: Any) -> Pat
         tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()), model_max_length=512)
         config = MPNetConfig(
             vocab_size=tokenizer.vocab_size,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=64,
             max_position_embeddings=514,
-            initializer_range=TINY_INIT_RANGE,
             pad_token_id=tokenizer.pad_token_id,
-            **config_overrides,
+            **{**TINY_SIZES, **config_overrides},
         )
         model = MPNetModel(config)
     else:

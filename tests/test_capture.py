@@ -4,7 +4,7 @@ NumPy recomputation from the model's own weights, and capturing costs no extra p
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 import pytest
@@ -65,11 +65,18 @@ def linear(x: numpy.ndarray, module: torch.nn.Linear) -> numpy.ndarray:
 
 
 def reference_attention(
-    hidden: numpy.ndarray, attn: Any, n_heads: int, attention_mask: numpy.ndarray
+    hidden: numpy.ndarray,
+    attn: Any,
+    n_heads: int,
+    attention_mask: numpy.ndarray,
+    *,
+    modules: Optional[Tuple[Any, Any, Any]] = None,
+    bias: Optional[numpy.ndarray] = None,
 ) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """softmax(QK^T/sqrt(d)) with padding keys masked, and softmax(...)V, in float64,
-    from the layer input ``hidden`` (n_windows, L, H) and the BERT self-attention
-    module's query/key/value weights."""
+    """softmax(QK^T/sqrt(d) + bias) with padding keys masked, and softmax(...)V, in
+    float64, from the layer input ``hidden`` (n_windows, L, H) and the query/key/value
+    Linear modules (``modules``, default the BERT self-attention ``attn``'s); ``bias``
+    (heads, L, L) is added to every window's scores (MPNet)."""
     h = hidden.astype("float64")
     batch, length, width = h.shape
     d = width // n_heads
@@ -77,8 +84,11 @@ def reference_attention(
     def split(x: numpy.ndarray) -> numpy.ndarray:
         return x.reshape(batch, length, n_heads, d).transpose(0, 2, 1, 3)
 
-    q, k, v = (split(linear(h, m)) for m in (attn.query, attn.key, attn.value))
+    modules = modules or (attn.query, attn.key, attn.value)
+    q, k, v = (split(linear(h, m)) for m in modules)
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
+    if bias is not None:
+        scores = scores + bias[None]
     scores = numpy.where(attention_mask[:, None, None, :] > 0, scores, -numpy.inf)
     scores -= scores.max(axis=-1, keepdims=True)
     probs = numpy.exp(scores)

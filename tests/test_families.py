@@ -12,8 +12,14 @@ from typing import Any
 import numpy
 import pytest
 import torch
-from conftest import TINY_INIT_RANGE, minilm_vocab_file
-from test_capture import EAGER, hf_inputs, linear, real_wordpieces, reference_colsums
+from conftest import TINY_SIZES, minilm_vocab_file
+from test_capture import (
+    EAGER,
+    hf_inputs,
+    real_wordpieces,
+    reference_attention,
+    reference_colsums,
+)
 from transformers import AutoModel, BertTokenizerFast
 
 from spacy_attnseg.capture import COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
@@ -26,15 +32,9 @@ def mpnet_reference(model: Any, inputs: dict, layer: int) -> tuple:
     with torch.no_grad():
         out = model(**inputs, output_hidden_states=True)
     hidden = out.hidden_states[layer].double().numpy()
-    batch, length, width = hidden.shape
+    length = hidden.shape[1]
     n_heads = model.config.num_attention_heads
-    d = width // n_heads
     attn = model.encoder.layer[layer].attention.attn
-
-    def split(x: numpy.ndarray) -> numpy.ndarray:
-        return x.reshape(batch, length, n_heads, d).transpose(0, 2, 1, 3)
-
-    q, k, v = (split(linear(hidden, m)) for m in (attn.q, attn.k, attn.v))
     # bucket of memory j for query i (relative position j - i), as in the MPNet paper
     buckets = numpy.zeros((length, length), dtype="int64")
     half, exact = 16, 8
@@ -51,14 +51,14 @@ def mpnet_reference(model: Any, inputs: dict, layer: int) -> tuple:
             buckets[i, j] = bucket
     table = model.encoder.relative_attention_bias.weight.detach().double().numpy()
     bias = table[buckets].transpose(2, 0, 1)  # (heads, L, L)
-    mask = inputs["attention_mask"].numpy()
-    scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d) + bias[None]
-    scores = numpy.where(mask[:, None, None, :] > 0, scores, -numpy.inf)
-    scores -= scores.max(axis=-1, keepdims=True)
-    probs = numpy.exp(scores)
-    probs /= probs.sum(axis=-1, keepdims=True)
-    context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, length, width)
-    return probs, context
+    return reference_attention(
+        hidden,
+        None,
+        n_heads,
+        inputs["attention_mask"].numpy(),
+        modules=(attn.q, attn.k, attn.v),
+        bias=bias,
+    )
 
 
 def test_mpnet_hooks_equal_an_independent_computation(
@@ -100,12 +100,8 @@ def save_unsupported(model_type: str, path: Path) -> Path:
     tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()), model_max_length=512)
     common = {
         "vocab_size": tokenizer.vocab_size,
-        "hidden_size": 32,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 4,
-        "intermediate_size": 64,
         "pad_token_id": tokenizer.pad_token_id,
-        "initializer_range": TINY_INIT_RANGE,
+        **TINY_SIZES,
     }
     torch.manual_seed(0)
     if model_type == "deberta-v2":

@@ -400,10 +400,6 @@ class AttnSegmenter(AttentionPipe):
             out.append(Decisions(scores, starts, segments))
         return out
 
-    def token_sizes(self, doc: Doc) -> numpy.ndarray:
-        """Model wordpieces per token of an annotated ``doc`` (0 without wordpieces)."""
-        return doc_wordpiece_counts(doc)
-
     def topic_segments(self, doc: Doc, starts: numpy.ndarray) -> List[Tuple[int, int, float]]:
         """Topic segments ``(start, end, score)`` in tokens over the sentences ``starts``
         (``spacy_attnseg.topics``); the captured hidden states are released after."""
@@ -434,7 +430,7 @@ class AttnSegmenter(AttentionPipe):
         tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
         sentence_of_token = numpy.searchsorted(sent_starts, numpy.arange(len(doc)), "right") - 1
         means = topics.mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
-        token_sizes = self.token_sizes(doc)
+        token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
         paragraphs = (
             numpy.cumsum(paragraph_starts(doc, sent_starts)) - 1
