@@ -52,7 +52,7 @@ PIPELINES: Dict[str, Tuple[str, Dict[str, Any]]] = {
 
 # Models with calibrated settings in a shipped config: a name fragment of the model (its
 # hub id or folder, lowercased, "_" read as "-") and the config.
-KNOWN_MODELS = {"all-minilm-l6-v2": "minilm.cfg"}
+KNOWN_MODELS = {"all-minilm-l6-v2": "minilm.cfg", "all-mpnet-base-v2": "mpnet.cfg"}
 
 
 def known_config(model_name: str) -> Optional[Path]:

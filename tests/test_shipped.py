@@ -216,6 +216,28 @@ def test_add_pipe_segmenter_takes_the_calibrated_settings_of_a_known_model(
     assert other.cfg["layers"] == [1] and other.cfg["heads"] == calibrated["heads"]
 
 
+def test_add_pipe_segmenter_knows_the_12_layer_model(tmp_path: Path) -> None:
+    """A transformer read from a folder named after all-mpnet-base-v2 (the asset's
+    folder; here a tiny random MPNet with enough layers and heads) gets the settings
+    calibrated in configs/mpnet.cfg, without the uncalibrated-model warning."""
+    from conftest import save_tiny_model
+
+    calibrated = load_config(CONFIGS / "mpnet.cfg")["components"]["attn_segmenter"]
+    folder = save_tiny_model(
+        "mpnet", tmp_path / "all-mpnet-base-v2", num_hidden_layers=3, num_attention_heads=8
+    )
+    nlp = transformer_only_nlp(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        segmenter = nlp.add_pipe("attn_segmenter")
+    for key in ("layers", "heads", "threshold", "candidates"):
+        assert segmenter.cfg[key] == calibrated[key], key
+    nlp.initialize()
+    doc = nlp("One sentence here. Another one follows it.")
+    assert doc.text == "One sentence here. Another one follows it."
+    assert doc.has_annotation("SENT_START")
+
+
 def test_add_pipe_senter_takes_the_shipped_weights_of_a_known_model(
     default_nlp: Language,
 ) -> None:
