@@ -82,6 +82,14 @@ def test_default_config_is_derived_from_the_trained_one() -> None:
     segmenter = dict(default["components"]["attn_segmenter"])
     calibrated = dict(base["components"]["attn_segmenter"])
     assert segmenter.pop("sentences") is False and calibrated.pop("sentences") is True
+    # the penalty chosen over attn_senter's sentences (scripts/ship_senter.py)
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from ship_senter import SEGMENT_PENALTY
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    assert segmenter.pop("segment_penalty") == SEGMENT_PENALTY
+    calibrated.pop("segment_penalty")
     assert segmenter == calibrated
     weights = default["initialize"]["components"]["attn_senter"]["weights"]
     assert weights == {"@misc": "spacy-attnseg.shipped_senter.v1", "model": "minilm"}
