@@ -149,9 +149,20 @@ def fig5_pipeline() -> Any:
 
 
 def run(
-    nlp: Any, fig5: Any, docs: Sequence[TopicDocument], peers: bool, tune: bool
+    nlp: Any,
+    fig5: Any,
+    docs: Sequence[TopicDocument],
+    peers: bool,
+    tune: bool,
+    penalties: Sequence[float] = (),
 ) -> Dict[str, Any]:
+    """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` adds a
+    row: the component's segments with that ``segment_penalty``, recomputed from the
+    sentence vectors of the same pass (the component's ``topics.segment`` call is
+    recorded), so a sweep costs one pass."""
     from tqdm import tqdm
+
+    from spacy_attnseg import topics
 
     second = SecondPass(nlp)
     systems: Dict[str, Callable[[Any], List[int]]] = {}
@@ -166,7 +177,8 @@ def run(
             systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = lambda doc, t=t: (
                 second.chonkie(sentences(doc), t)
             )
-    names = ["attn_segmenter", "no boundary", *systems]
+    swept = {f"attn_segmenter (segment_penalty {p})": p for p in penalties}
+    names = ["attn_segmenter", *swept, "no boundary", *systems]
     if fig5 is not None:
         names.append("Fig. 5 rule (attn_head_pairs)")
     rows: Dict[str, List[Dict[str, float]]] = {name: [] for name in names}
@@ -175,9 +187,22 @@ def run(
     seconds: Dict[str, float] = {name: 0.0 for name in names}
     texts = [d.text for d in docs]
     second_pass_s = 0.0  # the second pass, shared by the peers that use it (cached)
-    t0 = time.perf_counter()
-    parsed = list(nlp.pipe(texts, batch_size=4))
-    seconds["attn_segmenter"] = time.perf_counter() - t0
+    calls: List[tuple] = []
+    segment = topics.segment
+
+    def recorded(means: numpy.ndarray, **settings: Any) -> Any:
+        calls.append((means, settings))
+        return segment(means, **settings)
+
+    topics.segment = recorded  # type: ignore[assignment]
+    try:
+        t0 = time.perf_counter()
+        parsed = list(nlp.pipe(texts, batch_size=4))
+        seconds["attn_segmenter"] = time.perf_counter() - t0
+    finally:
+        topics.segment = segment  # type: ignore[assignment]
+    if swept and len(calls) != len(parsed):
+        raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
     fig5_docs: List[Any] = []
     if fig5 is not None:
         t0 = time.perf_counter()
@@ -190,6 +215,11 @@ def run(
             "attn_segmenter": [span.start for span in doc.spans["attn_segments"]],
             "no boundary": [0],
         }
+        for name, penalty in swept.items():
+            means, settings = calls[i]
+            assert len(means) == len(sent_starts), "a recorded call of another document"
+            starts, _ = segment(means, **{**settings, "penalty": penalty})
+            hyps[name] = [sent_starts[s] for s in starts]
         second.clear()
         if systems:
             t0 = time.perf_counter()
@@ -248,6 +278,12 @@ def main(argv: Any = None) -> int:
         default=[],
         help="attn_segmenter setting, e.g. --set segment_cutoff=0.5",
     )
+    parser.add_argument(
+        "--penalties",
+        default="",
+        help="comma-separated segment_penalty values scored beside the setting, from the "
+        "same pass (e.g. 0.37,0.5,0.65): a tuning sweep",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -267,7 +303,8 @@ def main(argv: Any = None) -> int:
         "wikitext": lambda: wikitext_docs(args.half),
         "wikitext, paragraphs": lambda: wikitext_paragraph_docs(args.half),
     }
-    results = {name: run(nlp, fig5, make(), peers, tune) for name, make in sets.items()}
+    penalties = [float(p) for p in args.penalties.split(",") if p.strip()]
+    results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
     payload = {
         "half": args.half,
         "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},
