@@ -60,11 +60,18 @@ BATCH_SIZE = 16
 app = typer.Typer(add_completion=False)
 
 
-def build(mode: str) -> Any:
+def build(mode: str, pipeline: str = "attention", senter: str = "") -> Any:
+    """The pipeline of ``mode``. ``pipeline`` (a shipped pipeline's name or a config)
+    gives the transformer and the calibrated attn_segmenter ("attention": the embedded
+    MiniLM; "mpnet": the 12-layer encoder); ``senter`` (a pipeline with a trained
+    attn_senter: a name such as "mpnet-senter" or a directory) replaces the default
+    pipeline of the "default" and "senter" modes."""
     from spacy_attnseg import load_pipeline
 
     trim = mode.endswith(TRIM_SUFFIX)
     mode = mode.removesuffix(TRIM_SUFFIX)
+    if senter and mode not in ("default", "senter", "transformer"):
+        raise ValueError(f"--senter is for the 'default' and 'senter' modes, not {mode!r}")
     overrides: Dict[str, Any] = {}
     if mode == "sentences":
         overrides["components.attn_segmenter.spans_key"] = ""
@@ -75,14 +82,14 @@ def build(mode: str) -> Any:
         }
     if mode == "transformer":
         # a plain spacy-transformers pipeline: no attnseg component was ever added
-        return load_pipeline("attention", overrides={"nlp.pipeline": ["transformer"]})
-    if mode in ("default", "senter", "everything"):
-        nlp = load_pipeline("default")
-        if mode == "senter":
+        nlp = load_pipeline(pipeline, overrides={"nlp.pipeline": ["transformer"]})
+    elif mode in ("default", "senter", "everything"):
+        nlp = load_pipeline(senter or "default")
+        if mode == "senter" and "attn_segmenter" in nlp.pipe_names:
             nlp.remove_pipe("attn_segmenter")
     else:
-        nlp = load_pipeline("attention", overrides=overrides)
-    if mode.startswith("transformer") or mode.startswith("pairs"):
+        nlp = load_pipeline(pipeline, overrides=overrides)
+    if mode.startswith("pairs"):
         nlp.remove_pipe("attn_segmenter")
     if mode == "pairs_head":
         nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": [0]})
@@ -121,13 +128,19 @@ def texts(n_docs: int, align: int = 0) -> List[str]:
 
 @app.command("one", hidden=True)
 def run_one(
-    mode: str, n_docs: int, threads: int, batch_size: int = BATCH_SIZE, align: bool = False
+    mode: str,
+    n_docs: int,
+    threads: int,
+    batch_size: int = BATCH_SIZE,
+    align: bool = False,
+    pipeline: str = "attention",
+    senter: str = "",
 ) -> None:
     """Run one configuration and print a JSON line (called in a subprocess)."""
     import torch
 
     torch.set_num_threads(threads)
-    nlp = build(mode)
+    nlp = build(mode, pipeline, senter)
     data = texts(n_docs, align=batch_size if align else 0)
     for _ in nlp.pipe(data[:16], batch_size=batch_size):
         pass
@@ -161,6 +174,8 @@ def _spawn(
     extra_env: Dict[str, str] | None = None,
     align: bool = False,
     long: bool = False,
+    pipeline: str = "attention",
+    senter: str = "",
 ) -> Dict[str, Any]:
     env = dict(
         os.environ,
@@ -174,6 +189,10 @@ def _spawn(
         command[2] = "one-long"
     if align:
         command.append("--align")
+    if pipeline != "attention":
+        command += ["--pipeline", pipeline]
+    if senter:
+        command += ["--senter", senter]
     out = subprocess.run(
         command,
         check=True,
@@ -380,6 +399,16 @@ def speed(
     n_docs: int = typer.Option(316, help="Documents per run (EWT test has 316)."),
     rounds: int = typer.Option(2, help="Alternating rounds; the fastest is kept."),
     threads: int = typer.Option(1, help="torch threads."),
+    pipeline: str = typer.Option(
+        "attention",
+        help="Pipeline of the transformer and attn_segmenter: a shipped name "
+        "('attention': the embedded MiniLM, 'mpnet': the 12-layer encoder) or a config.",
+    ),
+    senter: str = typer.Option(
+        "",
+        help="The pipeline of the 'default' and 'senter' modes (a name such as "
+        "'mpnet-senter' or a trained directory; '': the default pipeline).",
+    ),
 ) -> None:
     """Docs/s and peak RSS of each configuration, and ratios to the transformer alone."""
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -388,14 +417,16 @@ def speed(
     for round_ in range(rounds):
         order = chosen if round_ % 2 == 0 else list(reversed(chosen))
         for mode in order:
-            result = _spawn(mode, n_docs, threads)
+            senter_for = senter if mode in ("default", "senter") else ""
+            result = _spawn(mode, n_docs, threads, pipeline=pipeline, senter=senter_for)
             runs[mode].append(result)
             print(f"round {round_ + 1} {mode}: {result['docs_per_s']:.2f} docs/s", flush=True)
     machine["loadavg_after"] = os.getloadavg()
     best = {mode: max(results, key=lambda r: r["docs_per_s"]) for mode, results in runs.items()}
     base = best.get("transformer")
     table = [
-        f"Speed on {n_docs} UD EWT test documents, torch threads {threads}, "
+        f"Speed of pipeline {pipeline!r} on {n_docs} UD EWT test documents, "
+        f"torch threads {threads}, "
         f"{machine['cpu_count']} cores, load average before {machine['loadavg_before'][0]:.2f}"
         f", after {machine['loadavg_after'][0]:.2f}; fastest of {rounds} alternating rounds.",
         "",
@@ -410,7 +441,8 @@ def speed(
             f"| {MODES[mode]['help']} | {r['docs_per_s']:.2f} | {ratio:.3f} | "
             f"{r['peak_rss_mb']:.0f} |"
         )
-    _write({"machine": machine, "best": best, "runs": runs}, output, table)
+    settings = {"pipeline": pipeline, "senter": senter, "n_docs": n_docs, "rounds": rounds}
+    _write({"machine": machine, "settings": settings, "best": best, "runs": runs}, output, table)
 
 
 @app.command("memory")
