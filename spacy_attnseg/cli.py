@@ -18,8 +18,9 @@ app = typer.Typer(
 
 MODEL_HELP = (
     "A shipped pipeline by name (default: trained attn_senter sentences + topic segments; "
-    "attention: the calibrated attn_segmenter alone; paper: the paper's recipe), a saved "
-    "pipeline directory or a config (.cfg). All run on the embedded MiniLM by default."
+    "attention: the calibrated attn_segmenter alone; paper: the paper's recipe; these three "
+    "on the embedded MiniLM; mpnet and mpnet-senter: attention and default on "
+    "all-mpnet-base-v2, after fetch-model), a saved pipeline directory or a config (.cfg)."
 )
 
 
