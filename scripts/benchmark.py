@@ -70,7 +70,7 @@ def build(mode: str, pipeline: str = "attention", senter: str = "") -> Any:
 
     trim = mode.endswith(TRIM_SUFFIX)
     mode = mode.removesuffix(TRIM_SUFFIX)
-    if senter and mode not in ("default", "senter", "transformer"):
+    if senter and mode not in ("default", "senter"):
         raise ValueError(f"--senter is for the 'default' and 'senter' modes, not {mode!r}")
     overrides: Dict[str, Any] = {}
     if mode == "sentences":

@@ -21,8 +21,10 @@ Writes, from the trained pipeline (``spacy project run train-boundaries``):
   (``spacy-attnseg.shipped_senter.v1``). The config is derived here, so the shipped
   weights and the architecture that reads them cannot drift apart.
 
-With ``--model mpnet`` (``TARGETS``): ``spacy_attnseg/data/attn_senter_mpnet/`` and
-``configs/mpnet_senter.cfg``, from ``configs/mpnet.cfg``.
+With ``--model mpnet`` (``TARGETS``): the same files in the assets folder
+(``$ATTNSEG_ASSETS/attn_senter_mpnet``, default ``~/.cache/spacy-attnseg``, beside the
+model they read; too large for the package) and ``configs/mpnet_senter.cfg``, from
+``configs/mpnet.cfg``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,13 @@ class Target:
 
     @property
     def folder(self) -> Path:
-        return ROOT / "spacy_attnseg" / "data" / f"attn_senter_{self.key}"
+        """In the package (minilm) or the assets folder (mpnet): ``shipped_path``."""
+        from spacy_attnseg.components.senter import SHIPPED, TRAINED, shipped_path
+
+        if self.key in SHIPPED:  # this checkout's package, not the installed copy
+            return ROOT / "spacy_attnseg" / "data" / SHIPPED[self.key]
+        assert self.key in TRAINED, self.key
+        return shipped_path(self.key)
 
 
 TARGETS = {
@@ -100,9 +108,9 @@ TARGETS = {
         header="""\
 # The 12-layer pipeline with trained sentences (load_pipeline("mpnet-senter"), --model
 # mpnet-senter): all-mpnet-base-v2 (fetched once: python -m spacy_attnseg fetch-model
-# all-mpnet-base-v2), the attn_senter trained over its attention (weights shipped in
-# spacy_attnseg/data/attn_senter_mpnet, read at initialize) and attn_segmenter's topic
-# segments over its sentences (sentences = false).
+# all-mpnet-base-v2), the attn_senter trained over its attention (weights in
+# $ATTNSEG_ASSETS/attn_senter_mpnet, read at initialize; spacy project run mpnet builds
+# them) and attn_segmenter's topic segments over its sentences (sentences = false).
 # Written by scripts/ship_senter.py --model mpnet from configs/mpnet.cfg and the trained
 # training/boundaries_mpnet/model-best (spacy project run ship-senter-mpnet): edit those,
 # not this.

@@ -161,6 +161,12 @@ class Errors:
         "[E108] No attn_senter weights ship for the model '{model}' (known: {known}). Train "
         "them: spacy project run train-boundaries --vars.config <your config>."
     )
+    E109 = (
+        "[E109] The attn_senter weights for '{model}' are not in {folder}: they are trained "
+        "here, not shipped with the package. Build them once with `spacy project run mpnet` "
+        "(fetches the model, trains attn_senter in about 45 minutes on 2 cores and writes "
+        "them there); set ATTNSEG_ASSETS to keep them in another folder."
+    )
 
 
 class Warnings:

@@ -70,9 +70,8 @@ def ship_targets() -> Dict[str, Any]:
     return TARGETS
 
 
-@pytest.mark.parametrize("model", ["minilm", "mpnet"])
-def test_shipped_files_are_whole(model: str) -> None:
-    folder = shipped_path(model)
+def test_shipped_files_are_whole() -> None:
+    folder = shipped_path("minilm")
     meta = json.loads((folder / "meta.json").read_text(encoding="utf8"))
     model_bytes = (folder / "model").read_bytes()
     assert hashlib.sha256(model_bytes).hexdigest() == meta["sha256"]
@@ -83,6 +82,26 @@ def test_shipped_files_are_whole(model: str) -> None:
     card = (folder / "README.md").read_text(encoding="utf8")
     for needed in ("Training data", "CC BY-SA", "Metrics", "Intended use", "threshold"):
         assert needed in card
+
+
+def test_trained_weights_are_read_from_the_assets_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MPNet's attn_senter weights do not ship in the package: ``spacy project run mpnet``
+    writes them beside the fetched model, and until then the config's weights function
+    stops with E109, which names that command."""
+    from spacy.util import registry
+
+    shipped_senter = registry.misc.get("spacy-attnseg.shipped_senter.v1")
+    monkeypatch.setenv("ATTNSEG_ASSETS", str(tmp_path))
+    with pytest.raises(OSError, match=r"\[E109\].*spacy project run mpnet"):
+        shipped_senter("mpnet")
+    (tmp_path / "attn_senter_mpnet").mkdir()
+    (tmp_path / "attn_senter_mpnet" / "model").write_bytes(b"weights")
+    assert shipped_senter("mpnet") == str(tmp_path / "attn_senter_mpnet")
+    assert shipped_senter("minilm") == str(shipped_path("minilm"))
+    with pytest.raises(ValueError, match=r"\[E108\].*minilm.*mpnet"):
+        shipped_senter("no-such-model")
 
 
 @pytest.mark.parametrize(

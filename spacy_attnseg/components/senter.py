@@ -42,6 +42,7 @@ from thinc.api import Model
 from thinc.types import Floats2d
 
 from ..architectures import member_start_probs, n_members
+from ..assets import assets_root
 from ..capture import CAPTURED_GROUPS, CaptureRequest
 from ..errors import Errors, Warnings
 from ..families import n_layers_heads
@@ -422,7 +423,10 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
 
 
 # The trained weights that ship with the package, by model (package data).
-SHIPPED = {"minilm": "attn_senter_minilm", "mpnet": "attn_senter_mpnet"}
+# weights inside the package; TRAINED: weights a project command writes to the assets
+# folder (spacy_attnseg.assets), beside the model they read
+SHIPPED = {"minilm": "attn_senter_minilm"}
+TRAINED = {"mpnet": "attn_senter_mpnet"}
 
 
 def _contains(section: Any, wanted: Any) -> bool:
@@ -436,16 +440,25 @@ def _contains(section: Any, wanted: Any) -> bool:
 
 @registry.misc("spacy-attnseg.shipped_senter.v1")
 def shipped_senter(model: str = "minilm") -> str:
-    """The folder of the trained ``attn_senter`` weights that ship with spacy-attnseg for
-    ``model`` ("minilm": the embedded all-MiniLM-L6-v2; "mpnet": all-mpnet-base-v2), for
-    ``[initialize.components.attn_senter] weights``."""
+    """The folder of the trained ``attn_senter`` weights for ``model``, for
+    ``[initialize.components.attn_senter] weights``: "minilm" (the embedded
+    all-MiniLM-L6-v2) ships with the package; "mpnet" (all-mpnet-base-v2) is written to
+    the assets folder by ``spacy project run mpnet`` (E109 says how when it is missing)."""
+    if model in TRAINED:
+        folder = shipped_path(model)
+        if not (folder / "model").exists():
+            raise OSError(Errors.E109.format(model=model, folder=folder))
+        return str(folder)
     if model not in SHIPPED:
-        raise ValueError(Errors.E108.format(model=model, known=sorted(SHIPPED)))
+        raise ValueError(Errors.E108.format(model=model, known=sorted({*SHIPPED, *TRAINED})))
     return str(shipped_path(model))
 
 
 def shipped_path(model: str = "minilm") -> Path:
-    """Where the shipped weights for ``model`` live inside the package."""
+    """Where the weights for ``model`` live: inside the package (``SHIPPED``) or in the
+    assets folder (``TRAINED``)."""
+    if model in TRAINED:
+        return assets_root() / TRAINED[model]
     return Path(__file__).resolve().parent.parent / "data" / SHIPPED[model]
 
 
