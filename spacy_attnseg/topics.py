@@ -8,9 +8,14 @@ of the sentences (or paragraphs) -> segments within the size limits.
    centred by the document's mean and scaled to unit length.
 2. **Partition** (the default method): the segmentation that minimises the sum, over
    segments, of the squared distances of the segment's unit vectors from their mean,
-   plus ``penalty * ln(n_units)`` per boundary (kernel change-point detection with a
-   linear kernel and a BIC-style penalty; solved exactly by dynamic programming with
-   PELT pruning and runs of at most 256 units, linear in the number of units). With
+   plus ``penalty * noise * ln(n_units)`` per boundary (kernel change-point detection
+   with a linear kernel and a BIC-style penalty; solved exactly by dynamic programming
+   with PELT pruning and runs of at most 256 units, linear in the number of units).
+   ``noise`` (``scale="noise"``, the default) is the document's own step size: the
+   median, over neighbouring units, of half their squared distance. A document whose
+   neighbouring sentences differ about as much as distant ones (one topic throughout)
+   pays more per boundary than one made of distinct, internally coherent pieces.
+   ``scale="unit"`` sets ``noise = 1``. With
    ``n_segments``, the segment whose best split lowers the cost most is split until
    there are that many.
    ``method="texttiling"`` instead takes the valleys of the cosine similarity across
@@ -35,6 +40,7 @@ import numpy
 from .windows import group_sums
 
 METHODS = ("partition", "texttiling")
+SCALES = ("noise", "unit")
 
 
 def mean_vectors(
@@ -292,17 +298,33 @@ def split_tokens(sizes: numpy.ndarray, max_tokens: int) -> List[int]:
     return cuts
 
 
-def boundary_penalty(penalty: float, n_units: int) -> float:
-    """What one boundary costs in a document of ``n_units`` units."""
-    return float(penalty) * float(numpy.log(max(n_units, 2)))
+def step_noise(vectors: numpy.ndarray) -> float:
+    """Median, over neighbouring rows of ``vectors``, of half their squared distance
+    (1.0 with fewer than two rows, at least 1e-6)."""
+    v = numpy.asarray(vectors, dtype="float64")
+    if len(v) < 2:
+        return 1.0
+    steps = ((v[1:] - v[:-1]) ** 2).sum(axis=1) / 2
+    return max(float(numpy.median(steps)), 1e-6)
 
 
-def boundary_scores(vectors: numpy.ndarray, starts: Sequence[int], penalty: float) -> List[float]:
+def boundary_penalty(
+    penalty: float, n_units: int, vectors: Optional[numpy.ndarray] = None, scale: str = "noise"
+) -> float:
+    """What one boundary costs among ``n_units`` units: ``penalty * ln(n_units)``, times
+    ``step_noise(vectors)`` with ``scale="noise"`` and ``vectors`` given."""
+    noise = step_noise(vectors) if scale == "noise" and vectors is not None else 1.0
+    return float(penalty) * noise * float(numpy.log(max(n_units, 2)))
+
+
+def boundary_scores(
+    vectors: numpy.ndarray, starts: Sequence[int], penalty: float, scale: str = "noise"
+) -> List[float]:
     """Per segment (``starts``, 0 first): the cost its start's boundary removes between
     the neighbouring segments, over the boundary penalty (0.0 for the first)."""
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
-    unit = boundary_penalty(penalty, len(vectors))
+    unit = boundary_penalty(penalty, len(vectors), vectors, scale)
     scores = [0.0]
     for i in range(1, len(starts)):
         drop = cost.drop(bounds[i - 1], numpy.array(bounds[i]), bounds[i + 1])
@@ -314,7 +336,8 @@ def segment(
     means: numpy.ndarray,
     *,
     method: str = "partition",
-    penalty: float = 0.37,
+    penalty: float = 0.55,
+    scale: str = "noise",
     window: int = 2,
     cutoff: float = 0.5,
     min_sents: int = 2,
@@ -327,6 +350,7 @@ def segment(
     """Segment starts (sentence indices, 0 first) and their scores.
 
     means: ``(n_sents, width)`` mean hidden state of each sentence (``mean_vectors``).
+    scale: ``"noise"`` or ``"unit"``: what ``penalty`` is relative to (module docstring).
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
         paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
         a segment holds at least one whole paragraph), except where the size limits
@@ -350,9 +374,9 @@ def segment(
     elif n_segments > 0:
         chosen = binary_segments(units, n_segments, min_len)
     else:
-        chosen = partition(units, boundary_penalty(penalty, len(units)), min_len)
+        chosen = partition(units, boundary_penalty(penalty, len(units), units, scale), min_len)
     starts = [int(first[s]) for s in chosen]
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     starts = enforce_limits(starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens)
     starts = [0] + starts
-    return starts, boundary_scores(vectors, starts, penalty)
+    return starts, boundary_scores(vectors, starts, penalty, scale)

@@ -370,6 +370,9 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"candidates": "foo"}, "E008"),
         ({"candidates": []}, "E008"),
         ({"preset": "x"}, "E012"),
+        ({"segment_method": "kmeans"}, "E019"),
+        ({"segment_penalty": -1.0}, "E020"),
+        ({"segment_scale": "log"}, "E028"),
     ],
 )
 def test_config_errors_at_construction(

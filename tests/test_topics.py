@@ -303,11 +303,55 @@ def test_binary_segments_gives_the_count_asked_for() -> None:
 def test_boundary_scores_are_cost_drops_over_the_penalty() -> None:
     rng = numpy.random.default_rng(2)
     vectors = topics.unit_vectors(rng.normal(size=(12, 6)))
-    scores = topics.boundary_scores(vectors, [0, 4, 9], 0.5)
-    unit = 0.5 * numpy.log(12)
     drop_4 = naive_cost(vectors, [0, 9]) - naive_cost(vectors, [0, 4, 9])
     drop_9 = naive_cost(vectors, [4, 12]) - naive_cost(vectors, [4, 9, 12])
+    unit = 0.5 * numpy.log(12)
+    scores = topics.boundary_scores(vectors, [0, 4, 9], 0.5, scale="unit")
     assert scores == pytest.approx([0.0, drop_4 / unit, drop_9 / unit], abs=1e-5)
+    unit *= naive_step_noise(vectors)
+    scores = topics.boundary_scores(vectors, [0, 4, 9], 0.5)
+    assert scores == pytest.approx([0.0, drop_4 / unit, drop_9 / unit], abs=1e-5)
+
+
+def naive_step_noise(vectors: numpy.ndarray) -> float:
+    halves = sorted(
+        sum((a - b) ** 2 for a, b in zip(u, v, strict=True)) / 2
+        for u, v in zip(vectors.tolist(), vectors.tolist()[1:], strict=False)
+    )
+    middle = len(halves) // 2
+    return halves[middle] if len(halves) % 2 else (halves[middle - 1] + halves[middle]) / 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(2, 30), st.integers(1, 5)), elements=floats),
+    st.floats(0.05, 2.0),
+)
+def test_noise_scale_is_the_penalty_times_the_median_step(
+    means: numpy.ndarray, penalty: float
+) -> None:
+    """scale="noise" is scale="unit" with the penalty times the document's step noise."""
+    vectors = topics.unit_vectors(means)
+    noise = max(naive_step_noise(vectors), 1e-6)
+    assert topics.step_noise(vectors) == pytest.approx(noise, rel=1e-9, abs=1e-12)
+    noisy, _ = topics.segment(means, penalty=penalty)
+    plain, _ = topics.segment(means, penalty=penalty * noise, scale="unit")
+    assert noisy == plain
+
+
+def test_noise_scale_asks_more_of_a_document_without_coherent_pieces() -> None:
+    """The same four distinct centres, once as coherent pieces of five sentences and once
+    shuffled: unscaled, the penalty that finds the pieces also cuts the shuffled text;
+    scaled by its step noise, the shuffled one (whose neighbours differ as much as any
+    two sentences) keeps far fewer boundaries."""
+    rng = numpy.random.default_rng(7)
+    pieces = numpy.repeat(rng.normal(size=(4, 24)), 5, axis=0) + 0.6 * rng.normal(size=(20, 24))
+    shuffled = pieces[rng.permutation(20)]
+    assert topics.segment(pieces, penalty=0.5)[0] == [0, 5, 10, 15]
+    assert topics.segment(pieces, penalty=0.5, scale="unit")[0] == [0, 5, 10, 15]
+    unscaled = len(topics.segment(shuffled, penalty=0.5, scale="unit")[0])
+    scaled = len(topics.segment(shuffled, penalty=0.5)[0])
+    assert scaled < unscaled
 
 
 def test_segments_start_only_at_paragraphs() -> None:

@@ -77,7 +77,8 @@ def install_extensions() -> None:
         "sentences": True,
         "segment_layers": 4,
         "segment_method": "partition",
-        "segment_penalty": 0.37,
+        "segment_penalty": 0.55,
+        "segment_scale": "noise",
         "segment_paragraphs": True,
         "segment_window": 2,
         "segment_cutoff": 0.5,
@@ -106,6 +107,7 @@ def make_attn_segmenter(
     segment_layers: int,
     segment_method: str,
     segment_penalty: float,
+    segment_scale: str,
     segment_paragraphs: bool,
     segment_window: int,
     segment_cutoff: float,
@@ -152,7 +154,10 @@ def make_attn_segmenter(
     segment_method (str): "partition" (optimal partitioning of the sentence vectors,
         the default) or "texttiling" (depth scores of gap similarities).
     segment_penalty (float): "partition": what a boundary costs, times ln(number of
-        units); higher gives fewer segments.
+        units) and the document's step noise; higher gives fewer segments.
+    segment_scale (str): "noise" (the default): the penalty is relative to the
+        document's own step noise, the median half squared distance of neighbouring
+        sentence vectors; "unit": it is not scaled.
     segment_paragraphs (bool): where the text has blank-line paragraph breaks, segments
         start only at them (each segment holds whole paragraphs) unless a size limit
         splits a paragraph.
@@ -183,6 +188,7 @@ def make_attn_segmenter(
         segment_layers=segment_layers,
         segment_method=segment_method,
         segment_penalty=segment_penalty,
+        segment_scale=segment_scale,
         segment_paragraphs=segment_paragraphs,
         segment_window=segment_window,
         segment_cutoff=segment_cutoff,
@@ -231,7 +237,8 @@ class AttnSegmenter(AttentionPipe):
         sentences: bool = True,
         segment_layers: int = 4,
         segment_method: str = "partition",
-        segment_penalty: float = 0.37,
+        segment_penalty: float = 0.55,
+        segment_scale: str = "noise",
         segment_paragraphs: bool = True,
         segment_window: int = 2,
         segment_cutoff: float = 0.5,
@@ -256,6 +263,8 @@ class AttnSegmenter(AttentionPipe):
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
         if not segment_penalty >= 0:
             raise ValueError(Errors.E020.format(value=segment_penalty))
+        if segment_scale not in topics.SCALES:
+            raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name
         self.vocab = nlp.vocab
         self.scorer = scorer
@@ -287,6 +296,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_layers": int(segment_layers),
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
+            "segment_scale": segment_scale,
             "segment_paragraphs": bool(segment_paragraphs),
             "segment_window": int(segment_window),
             "segment_cutoff": float(segment_cutoff),
@@ -441,6 +451,7 @@ class AttnSegmenter(AttentionPipe):
             means,
             method=cfg["segment_method"],
             penalty=cfg["segment_penalty"],
+            scale=cfg["segment_scale"],
             window=cfg["segment_window"],
             cutoff=cfg["segment_cutoff"],
             min_sents=cfg["min_sents"],
