@@ -4,6 +4,8 @@ sentences, one setting for every set), against peers, on three sets:
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
   WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:
   second half + EWT test), no paragraph breaks;
+* ``synthetic, WikiText pieces``: the same construction from WikiText-2 articles only
+  (clean punctuated prose; the closest repo set to Choi-style benchmarks);
 * ``wikitext``: WikiText-2 articles, reference segments = lead and sections (the reader of
   ``scripts/evaluate_segments.py``), sentences joined by spaces (no paragraph breaks);
 * ``wikitext, paragraphs``: the same articles as their paragraphs separated by blank
@@ -92,9 +94,17 @@ def wikitext_paragraph_docs(half: str) -> List[TopicDocument]:
     return docs
 
 
+def article_sentences(half: str) -> List[List[str]]:
+    return [a.sentences for a in split_articles(wikitext_half(half), load_splitter("punkt"))]
+
+
+def wikipieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
+    """Pieces of WikiText-2 articles only (clean, punctuated prose, one register)."""
+    return build(article_sentences(half), n_docs=n_docs, seed=5 if half == "tune" else 6)
+
+
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
-    articles = split_articles(wikitext_half(half), load_splitter("punkt"))
-    texts = [a.sentences for a in articles]
+    texts = article_sentences(half)
     part = "dev" if half == "tune" else "test"
     for gold in read_conllu_documents(DATA / "UD_English-EWT" / f"en_ewt-ud-{part}.conllu"):
         bounds = gold.starts + [len(gold.text)]
@@ -300,6 +310,7 @@ def main(argv: Any = None) -> int:
     tune = args.half == "tune"
     sets = {
         "synthetic": lambda: synthetic_docs(args.half, args.n_synthetic),
+        "synthetic, WikiText pieces": lambda: wikipieces_docs(args.half, args.n_synthetic),
         "wikitext": lambda: wikitext_docs(args.half),
         "wikitext, paragraphs": lambda: wikitext_paragraph_docs(args.half),
     }
