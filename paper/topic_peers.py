@@ -83,7 +83,7 @@ class SecondPass:
         )
         return starts
 
-    def partition(self, sentences: Sequence[str], penalty: float = 0.55) -> List[int]:
+    def partition(self, sentences: Sequence[str], penalty: float = topics.PENALTY) -> List[int]:
         starts, _ = topics.segment(self.vectors(sentences), penalty=penalty, min_sents=2)
         return starts
 

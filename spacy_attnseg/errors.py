@@ -85,7 +85,7 @@ class Errors:
     E019 = "[E019] Unknown `segment_method` '{value}': use one of {methods}."
     E020 = (
         "[E020] Invalid `segment_penalty` {value}: it must be a number of at least 0 "
-        "(higher gives fewer topic segments; the default is 0.55)."
+        "(higher gives fewer topic segments; the default is {default})."
     )
     E021 = (
         "[E021] Invalid `merge_threshold` {value}: it must be a finite number of at least 0 "

@@ -41,6 +41,8 @@ from .windows import group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
+# the boundary penalty chosen on the tuning halves (configs/minilm.cfg)
+PENALTY = 0.55
 
 
 def mean_vectors(
@@ -308,13 +310,11 @@ def step_noise(vectors: numpy.ndarray) -> float:
     return max(float(numpy.median(steps)), 1e-6)
 
 
-def boundary_penalty(
-    penalty: float, n_units: int, vectors: Optional[numpy.ndarray] = None, scale: str = "noise"
-) -> float:
-    """What one boundary costs among ``n_units`` units: ``penalty * ln(n_units)``, times
-    ``step_noise(vectors)`` with ``scale="noise"`` and ``vectors`` given."""
-    noise = step_noise(vectors) if scale == "noise" and vectors is not None else 1.0
-    return float(penalty) * noise * float(numpy.log(max(n_units, 2)))
+def boundary_penalty(penalty: float, vectors: numpy.ndarray, scale: str = "noise") -> float:
+    """What one boundary costs among the units ``vectors``: ``penalty * ln(n_units)``,
+    times ``step_noise(vectors)`` with ``scale="noise"``."""
+    noise = step_noise(vectors) if scale == "noise" else 1.0
+    return float(penalty) * noise * float(numpy.log(max(len(vectors), 2)))
 
 
 def boundary_scores(
@@ -324,7 +324,7 @@ def boundary_scores(
     the neighbouring segments, over the boundary penalty (0.0 for the first)."""
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
-    unit = boundary_penalty(penalty, len(vectors), vectors, scale)
+    unit = boundary_penalty(penalty, vectors, scale)
     scores = [0.0]
     for i in range(1, len(starts)):
         drop = cost.drop(bounds[i - 1], numpy.array(bounds[i]), bounds[i + 1])
@@ -336,7 +336,7 @@ def segment(
     means: numpy.ndarray,
     *,
     method: str = "partition",
-    penalty: float = 0.55,
+    penalty: float = PENALTY,
     scale: str = "noise",
     window: int = 2,
     cutoff: float = 0.5,
@@ -374,7 +374,7 @@ def segment(
     elif n_segments > 0:
         chosen = binary_segments(units, n_segments, min_len)
     else:
-        chosen = partition(units, boundary_penalty(penalty, len(units), units, scale), min_len)
+        chosen = partition(units, boundary_penalty(penalty, units, scale), min_len)
     starts = [int(first[s]) for s in chosen]
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     starts = enforce_limits(starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens)

@@ -77,7 +77,7 @@ def install_extensions() -> None:
         "sentences": True,
         "segment_layers": 4,
         "segment_method": "partition",
-        "segment_penalty": 0.55,
+        "segment_penalty": topics.PENALTY,
         "segment_scale": "noise",
         "segment_paragraphs": True,
         "segment_window": 2,
@@ -237,7 +237,7 @@ class AttnSegmenter(AttentionPipe):
         sentences: bool = True,
         segment_layers: int = 4,
         segment_method: str = "partition",
-        segment_penalty: float = 0.55,
+        segment_penalty: float = topics.PENALTY,
         segment_scale: str = "noise",
         segment_paragraphs: bool = True,
         segment_window: int = 2,
@@ -262,7 +262,7 @@ class AttnSegmenter(AttentionPipe):
         if segment_method not in topics.METHODS:
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
         if not segment_penalty >= 0:
-            raise ValueError(Errors.E020.format(value=segment_penalty))
+            raise ValueError(Errors.E020.format(value=segment_penalty, default=topics.PENALTY))
         if segment_scale not in topics.SCALES:
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name

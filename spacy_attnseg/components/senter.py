@@ -422,9 +422,8 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         return self
 
 
-# The trained weights that ship with the package, by model (package data).
-# weights inside the package; TRAINED: weights a project command writes to the assets
-# folder (spacy_attnseg.assets), beside the model they read
+# Trained weights by model. SHIPPED: inside the package (package data); TRAINED: written
+# by a project command to the assets folder (spacy_attnseg.assets), beside the model
 SHIPPED = {"minilm": "attn_senter_minilm"}
 TRAINED = {"mpnet": "attn_senter_mpnet"}
 
