@@ -5,7 +5,9 @@ of the sentences (or paragraphs) -> segments within the size limits.
    ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
    they occur). A unit of segmentation is a sentence or, where the text has blank-line
    paragraph breaks, a paragraph (the mean of its sentences' vectors). Unit vectors are
-   centred by the document's mean and scaled to unit length.
+   centred by the document's mean, each dimension is divided by its spread over the
+   document plus the mean spread (``standardise``, the default), and they are scaled
+   to unit length.
 2. **Partition** (the default method): the segmentation that minimises the sum, over
    segments, of the squared distances of the segment's unit vectors from their mean,
    plus ``penalty * noise * ln(n_units)`` per boundary (kernel change-point detection
@@ -60,10 +62,21 @@ def mean_vectors(
     return group_means(flat[rows], row_unit, n_units).astype("float32")
 
 
-def unit_vectors(means: numpy.ndarray) -> numpy.ndarray:
-    """``means`` centred by their mean and scaled to unit length (0 rows stay 0)."""
+def unit_vectors(means: numpy.ndarray, standardise: bool = False) -> numpy.ndarray:
+    """``means`` centred by their mean and scaled to unit length (0 rows stay 0).
+
+    standardise: before the length, divide each dimension by its spread over the rows
+    plus the mean spread of all dimensions (``std + mean(std)``), so that a few
+    dimensions of large variance (common in transformer hidden states) do not decide
+    every distance, while a dimension of tiny variance gains at most twice the weight
+    of an average one.
+    """
     vectors = numpy.asarray(means, dtype="float64")
     vectors = vectors - vectors.mean(axis=0, keepdims=True)
+    if standardise and len(vectors) > 1:
+        spread = vectors.std(axis=0)
+        if spread.mean() > 0:
+            vectors = vectors / (spread + spread.mean())
     norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / numpy.maximum(norms, 1e-12)
 
@@ -338,6 +351,7 @@ def segment(
     method: str = "partition",
     penalty: float = PENALTY,
     scale: str = "noise",
+    standardise: bool = True,
     window: int = 2,
     cutoff: float = 0.5,
     min_sents: int = 2,
@@ -351,6 +365,7 @@ def segment(
 
     means: ``(n_sents, width)`` mean hidden state of each sentence (``mean_vectors``).
     scale: ``"noise"`` or ``"unit"``: what ``penalty`` is relative to (module docstring).
+    standardise: scale each dimension by its spread first (``unit_vectors``).
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
         paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
         a segment holds at least one whole paragraph), except where the size limits
@@ -359,11 +374,11 @@ def segment(
     n = len(means)
     if n == 0:
         return [], []
-    vectors = unit_vectors(means)
+    vectors = unit_vectors(means, standardise)
     min_len = max(1, min_sents)
     units, first = vectors, numpy.arange(n)
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
-        units = unit_vectors(group_means(means, paragraphs))
+        units = unit_vectors(group_means(means, paragraphs), standardise)
         first = numpy.flatnonzero(numpy.diff(numpy.asarray(paragraphs), prepend=-1))
         min_len = 1
     if method == "texttiling":

@@ -79,6 +79,7 @@ def install_extensions() -> None:
         "segment_method": "partition",
         "segment_penalty": topics.PENALTY,
         "segment_scale": "noise",
+        "segment_standardise": True,
         "segment_paragraphs": True,
         "segment_window": 2,
         "segment_cutoff": 0.5,
@@ -108,6 +109,7 @@ def make_attn_segmenter(
     segment_method: str,
     segment_penalty: float,
     segment_scale: str,
+    segment_standardise: bool,
     segment_paragraphs: bool,
     segment_window: int,
     segment_cutoff: float,
@@ -158,6 +160,9 @@ def make_attn_segmenter(
     segment_scale (str): "noise" (the default): the penalty is relative to the
         document's own step noise, the median half squared distance of neighbouring
         sentence vectors; "unit": it is not scaled.
+    segment_standardise (bool): divide each dimension of the sentence vectors by its
+        spread over the document plus the mean spread before comparing them, so that a
+        few high-variance dimensions do not decide every distance.
     segment_paragraphs (bool): where the text has blank-line paragraph breaks, segments
         start only at them (each segment holds whole paragraphs) unless a size limit
         splits a paragraph.
@@ -189,6 +194,7 @@ def make_attn_segmenter(
         segment_method=segment_method,
         segment_penalty=segment_penalty,
         segment_scale=segment_scale,
+        segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
         segment_window=segment_window,
         segment_cutoff=segment_cutoff,
@@ -239,6 +245,7 @@ class AttnSegmenter(AttentionPipe):
         segment_method: str = "partition",
         segment_penalty: float = topics.PENALTY,
         segment_scale: str = "noise",
+        segment_standardise: bool = True,
         segment_paragraphs: bool = True,
         segment_window: int = 2,
         segment_cutoff: float = 0.5,
@@ -297,6 +304,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
             "segment_scale": segment_scale,
+            "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
             "segment_window": int(segment_window),
             "segment_cutoff": float(segment_cutoff),
@@ -452,6 +460,7 @@ class AttnSegmenter(AttentionPipe):
             method=cfg["segment_method"],
             penalty=cfg["segment_penalty"],
             scale=cfg["segment_scale"],
+            standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
             cutoff=cfg["segment_cutoff"],
             min_sents=cfg["min_sents"],
