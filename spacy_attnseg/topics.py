@@ -62,8 +62,12 @@ def mean_vectors(
     return group_means(flat[rows], row_unit, n_units).astype("float32")
 
 
+ROUND_OFF = 1e-9
+
+
 def unit_vectors(means: numpy.ndarray, standardise: bool = False) -> numpy.ndarray:
-    """``means`` centred by their mean and scaled to unit length (0 rows stay 0).
+    """``means`` centred by their mean and scaled to unit length (0 rows stay 0; a
+    centred value within ``ROUND_OFF`` of the largest magnitude counts as 0).
 
     standardise: before the length, divide each dimension by its spread over the rows
     plus the mean spread of all dimensions (``std + mean(std)``), so that a few
@@ -71,8 +75,10 @@ def unit_vectors(means: numpy.ndarray, standardise: bool = False) -> numpy.ndarr
     every distance, while a dimension of tiny variance gains at most twice the weight
     of an average one.
     """
-    vectors = numpy.asarray(means, dtype="float64")
-    vectors = vectors - vectors.mean(axis=0, keepdims=True)
+    values = numpy.asarray(means, dtype="float64")
+    vectors = values - values.mean(axis=0, keepdims=True)
+    # a difference at round-off level of the values (identical rows) is no difference
+    vectors[numpy.abs(vectors) <= ROUND_OFF * numpy.abs(values).max(initial=0.0)] = 0.0
     if standardise and len(vectors) > 1:
         spread = vectors.std(axis=0)
         if spread.mean() > 0:

@@ -160,7 +160,8 @@ def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
 def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any) -> None:
     """The component's segments equal ``topics.segment`` applied to per-sentence means,
     computed token by token, of the summed ``output_hidden_states`` of the last four
-    layers; with paragraphs, segments start only at paragraph starts."""
+    layers, with and without ``segment_standardise``; with paragraphs, segments start
+    only at paragraph starts."""
     from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
@@ -168,6 +169,9 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         overrides={
             "components.transformer.model.transformer_config": {"output_hidden_states": True}
         },
+    )
+    unstandardised = load_pipeline(
+        "attention", overrides={"components.attn_segmenter.segment_standardise": False}
     )
     for separator in (" ", "\n\n"):
         text = separator.join(PIECES + PIECES[:1])
@@ -191,6 +195,17 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         if separator != " ":
             assert all(paragraph[k] for k in starts)
         assert len(starts) >= 3  # the pieces are about unrelated things
+        # segment_standardise = false reaches the rule (the scores tell the two apart)
+        plain_starts, plain_scores = topics.segment(
+            means,
+            standardise=False,
+            paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None,
+        )
+        plain_doc = unstandardised(text)
+        plain = plain_doc.spans["attn_segments"]
+        assert [span.start for span in plain] == [sents[k].start for k in plain_starts]
+        assert plain.attrs["scores"] == pytest.approx(plain_scores, abs=1e-4)
+        assert plain_scores != pytest.approx(scores, abs=1e-3)
 
 
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
@@ -249,12 +264,16 @@ def test_mean_and_unit_vectors_equal_per_sentence_means(seed: int, n_sents: int)
 @given(arrays(numpy.float64, st.tuples(st.integers(1, 12), st.integers(1, 6)), elements=floats))
 def test_standardised_unit_vectors_follow_the_formula(means: numpy.ndarray) -> None:
     """Each dimension over (its std + the mean std), then unit length, written out with
-    Python's statistics module."""
+    Python's statistics module (centred values at round-off level count as 0)."""
     import statistics
 
     rows = means.tolist()
     columns = list(zip(*rows, strict=True))
-    centred_columns = [[x - statistics.fmean(col) for x in col] for col in columns]
+    floor = topics.ROUND_OFF * max(abs(x) for row in rows for x in row)
+    centred_columns = [
+        [0.0 if abs(x - statistics.fmean(col)) <= floor else x - statistics.fmean(col) for x in col]
+        for col in columns
+    ]
     spreads = [statistics.pstdev(col) for col in centred_columns]
     mean_spread = statistics.fmean(spreads)
     expected = []
