@@ -1,5 +1,5 @@
 """Topic segments of the default pipeline, as a user runs it (plain text in, its own
-sentences, one setting for every set), against peers, on three sets:
+sentences, one setting for every set), against peers, on four sets:
 
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
   WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:

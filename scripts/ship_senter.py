@@ -59,6 +59,11 @@ class Target:
     rebuild: str
 
     @property
+    def name(self) -> str:
+        """The model's name, without the note on where it comes from."""
+        return self.model.split(" (")[0]
+
+    @property
     def folder(self) -> Path:
         """In the package (minilm) or the assets folder (mpnet): ``shipped_path``."""
         from spacy_attnseg.components.senter import SHIPPED, TRAINED, shipped_path
@@ -149,7 +154,7 @@ def model_card(
     parts = data.get("parts", {})
     dev = meta.get("dev_f1") or {}
     lines = [
-        f"# attn_senter for {target.model.split(' (')[0]} (model card)",
+        f"# attn_senter for {target.name} (model card)",
         "",
         f"Trained sentence boundaries over the attention of {target.model}, {target.use}.",
         "The transformer is frozen and runs once; this small model reads what its pass",
@@ -210,7 +215,7 @@ def model_card(
         "## Intended use and limits",
         "",
         "- English text of any register, with or without punctuation, through",
-        f"  {target.model.split(' (')[0]} only: the features are that model's attention;",
+        f"  {target.name} only: the features are that model's attention;",
         "  another transformer needs its own training (`spacy project run train-boundaries`).",
         "- Text without punctuation or case is much harder (see the metrics); lists,",
         "  headlines and e-mail headers without final punctuation are the usual misses.",

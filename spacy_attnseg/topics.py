@@ -65,7 +65,7 @@ def mean_vectors(
 ROUND_OFF = 1e-9
 
 
-def unit_vectors(means: numpy.ndarray, standardise: bool = False) -> numpy.ndarray:
+def unit_vectors(means: numpy.ndarray, *, standardise: bool) -> numpy.ndarray:
     """``means`` centred by their mean and scaled to unit length (0 rows stay 0; a
     centred value within ``ROUND_OFF`` of the largest magnitude counts as 0).
 
@@ -380,11 +380,11 @@ def segment(
     n = len(means)
     if n == 0:
         return [], []
-    vectors = unit_vectors(means, standardise)
+    vectors = unit_vectors(means, standardise=standardise)
     min_len = max(1, min_sents)
     units, first = vectors, numpy.arange(n)
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
-        units = unit_vectors(group_means(means, paragraphs), standardise)
+        units = unit_vectors(group_means(means, paragraphs), standardise=standardise)
         first = numpy.flatnonzero(numpy.diff(numpy.asarray(paragraphs), prepend=-1))
         min_len = 1
     if method == "texttiling":

@@ -248,7 +248,7 @@ def test_mean_and_unit_vectors_equal_per_sentence_means(seed: int, n_sents: int)
     rows = numpy.sort(rng.choice(16, size=10, replace=False))
     row_sentence = numpy.sort(rng.integers(0, n_sents, size=10))
     means = topics.mean_vectors(hidden, rows, row_sentence, n_sents)
-    got = topics.unit_vectors(means)
+    got = topics.unit_vectors(means, standardise=False)
     flat = hidden.reshape((-1, 5)).astype("float64")
     expected_means = numpy.zeros((n_sents, 5))
     for s in range(n_sents):
@@ -270,10 +270,8 @@ def test_standardised_unit_vectors_follow_the_formula(means: numpy.ndarray) -> N
     rows = means.tolist()
     columns = list(zip(*rows, strict=True))
     floor = topics.ROUND_OFF * max(abs(x) for row in rows for x in row)
-    centred_columns = [
-        [0.0 if abs(x - statistics.fmean(col)) <= floor else x - statistics.fmean(col) for x in col]
-        for col in columns
-    ]
+    centred_columns = [[x - statistics.fmean(col) for x in col] for col in columns]
+    centred_columns = [[0.0 if abs(x) <= floor else x for x in col] for col in centred_columns]
     spreads = [statistics.pstdev(col) for col in centred_columns]
     mean_spread = statistics.fmean(spreads)
     expected = []
@@ -353,14 +351,14 @@ def test_binary_segments_gives_the_count_asked_for() -> None:
     rng = numpy.random.default_rng(1)
     centres = rng.normal(size=(4, 16))
     planted = numpy.repeat(centres, 5, axis=0) + 0.2 * rng.normal(size=(20, 16))
-    assert topics.binary_segments(topics.unit_vectors(planted), 4) == [5, 10, 15]
+    assert topics.binary_segments(topics.unit_vectors(planted, standardise=False), 4) == [5, 10, 15]
     starts, _ = topics.segment(planted, n_segments=2)
     assert len(starts) == 2
 
 
 def test_boundary_scores_are_cost_drops_over_the_penalty() -> None:
     rng = numpy.random.default_rng(2)
-    vectors = topics.unit_vectors(rng.normal(size=(12, 6)))
+    vectors = topics.unit_vectors(rng.normal(size=(12, 6)), standardise=False)
     drop_4 = naive_cost(vectors, [0, 9]) - naive_cost(vectors, [0, 4, 9])
     drop_9 = naive_cost(vectors, [4, 12]) - naive_cost(vectors, [4, 9, 12])
     unit = 0.5 * numpy.log(12)
