@@ -3,7 +3,7 @@
 Representation
 --------------
 A segmentation of a sequence of ``N`` units (sentences in
-``scripts/evaluate_segments.py``; tokens work the same way) is given by its
+``paper.sections``; tokens work the same way) is given by its
 **gaps**: a sequence of ``N - 1`` zeros and ones where element ``i`` is 1 iff a
 segment boundary lies between unit ``i`` and unit ``i + 1``. No element stands
 for the start or the end of the document. :func:`boundaries_from_masses`

@@ -23,12 +23,6 @@ from spacy_attnseg.segments import blocks_from_separators
 from .stats import _check_same, _jsonable, _ratio, _vector, top_columns
 
 
-def block_ids(separator_flags: np.ndarray) -> np.ndarray:
-    """Block index of each position: each separator closes its block (as in
-    :func:`.stats.block_matrix`), the next position starts a new one."""
-    return blocks_from_separators(separator_flags)
-
-
 def separator_columns(column_sums: np.ndarray, threshold: float = 0.3) -> np.ndarray:
     """Separators of one window from a layer's per-head column sums ``(n_heads, L)``:
     summed over heads, normalised by their maximum, ``>= threshold`` (sec. 2)."""
@@ -178,7 +172,7 @@ class BlockContrast:
         length = maps.shape[-1]
         keep = _vector(mask, length, "mask", bool)
         flags = _vector(separator_flags, length, "separator_flags", bool)
-        blocks = block_ids(flags)
+        blocks = blocks_from_separators(flags)
         upper = np.triu(np.outer(keep, keep), k=1)
         same = upper & (blocks[:, None] == blocks[None, :])
         other = upper & ~same

@@ -22,7 +22,12 @@ from tqdm import tqdm
 
 from .capture import CaptureRequest
 from .errors import Errors
-from .sentences import candidate_mask, decision_targets, normalised_window_scores
+from .sentences import (
+    candidate_mask,
+    column_scores,
+    decision_targets,
+    normalised_window_scores,
+)
 from .windows import token_values
 
 CALIBRATION_CONSUMER = "attnseg_calibration"
@@ -213,8 +218,7 @@ class Calibrator:
         """F1 and threshold of every head alone, ``(n_layers, n_heads)`` each."""
         per_doc = []
         for doc in self.docs:
-            top = doc.colsums.max(axis=2, keepdims=True)
-            normalised = numpy.where(top > 0, doc.colsums / numpy.maximum(top, 1e-12), 0.0)
+            normalised = column_scores(doc.colsums)
             per_doc.append(token_values(normalised.transpose(0, 2, 1), doc.align, len(doc.targets)))
         scores, gold = self._candidates(per_doc)
         f1 = numpy.zeros(scores.shape[1])

@@ -29,7 +29,7 @@ def _open_input(path: str) -> TextIO:
         return sys.stdin
     file = Path(path)
     if not file.exists():
-        raise typer.BadParameter(f"input file {path} does not exist")
+        raise typer.BadParameter(Errors.E111.format(path=path))
     return file.open(encoding="utf8")
 
 
@@ -40,9 +40,13 @@ def _read_jsonl(handle: TextIO) -> Iterator[str]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as e:
-            raise typer.BadParameter(f"line {number} is not JSON: {e}") from None
+            raise typer.BadParameter(
+                Errors.E112.format(number=number, detail=f"not JSON: {e}")
+            ) from None
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-            raise typer.BadParameter(f'line {number} has no string field "text"')
+            raise typer.BadParameter(
+                Errors.E112.format(number=number, detail='no string field "text"')
+            )
         yield record["text"]
 
 
@@ -71,9 +75,19 @@ def _engine_options(
     from .scale import ENGINES
 
     if engine not in ENGINES:
-        raise typer.BadParameter(f"--engine must be one of {ENGINES}")
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--engine", value=engine, allowed=" or ".join(map(repr, ENGINES))
+            )
+        )
     if workers < 1 or partition_size < 1:
-        raise typer.BadParameter("--workers and --partition-size must be at least 1")
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--workers/--partition-size",
+                value=(workers, partition_size),
+                allowed="whole numbers of at least 1",
+            )
+        )
     return {"engine": engine, "workers": workers, "address": scheduler, "size": partition_size}
 
 
@@ -138,10 +152,16 @@ def segment_cli(
     from .scale import Job, job_pipeline
 
     if format not in ("text", "jsonl"):
-        raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+        raise typer.BadParameter(
+            Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
+        )
     options = _engine_options(engine, workers, scheduler, partition_size)
     if format == "text" and (output is not None or engine):
-        raise typer.BadParameter("--output and --engine need --format jsonl")
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--format", value=format, allowed="jsonl with --output or --engine"
+            )
+        )
     handle = _open_input(input)
     with handle:
         if format == "text":
@@ -278,7 +298,9 @@ def pairs_cli(
     from .loading import load_pipeline
 
     if format not in ("text", "jsonl"):
-        raise typer.BadParameter("--format must be 'text' or 'jsonl'")
+        raise typer.BadParameter(
+            Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
+        )
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
@@ -342,7 +364,9 @@ def view_cli(
     from .view import head_view_html
 
     if max_pairs < 1:
-        raise typer.BadParameter("--max-pairs must be at least 1")
+        raise typer.BadParameter(
+            Errors.E113.format(option="--max-pairs", value=max_pairs, allowed="at least 1")
+        )
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
@@ -405,6 +429,8 @@ def calibrate_cli(
     from .components.segmenter import AttnSegmenter
     from .loading import load_pipeline
 
+    if data.suffix not in (".conllu", ".spacy") or not data.is_file():
+        raise typer.BadParameter(Errors.E114.format(path=data))
     overrides: Dict[str, Any] = {}
     if candidates is not None:
         overrides["components.attn_segmenter.candidates"] = (
@@ -423,6 +449,7 @@ def calibrate_cli(
 
 
 def _read_examples(nlp: object, data: Path) -> List:
+    """Gold examples from a .conllu file, else from a .spacy DocBin."""
     from spacy.tokens import DocBin
     from spacy.training import Example
 
@@ -430,10 +457,8 @@ def _read_examples(nlp: object, data: Path) -> List:
 
     if data.suffix == ".conllu":
         return to_spacy_examples(nlp, read_conllu_documents(data))  # type: ignore[arg-type]
-    if data.suffix == ".spacy":
-        docs = DocBin().from_disk(data).get_docs(nlp.vocab)  # type: ignore[attr-defined]
-        return [Example(nlp.make_doc(doc.text), doc) for doc in docs]  # type: ignore[attr-defined]
-    raise typer.BadParameter("data must be a .conllu or .spacy file")
+    docs = DocBin().from_disk(data).get_docs(nlp.vocab)  # type: ignore[attr-defined]
+    return [Example(nlp.make_doc(doc.text), doc) for doc in docs]  # type: ignore[attr-defined]
 
 
 def main() -> None:

@@ -172,6 +172,26 @@ class Errors:
         "(fetches the model, trains attn_senter in about 45 minutes on 2 cores and writes "
         "them there); set ATTNSEG_ASSETS to keep them in another folder."
     )
+    E110 = (
+        "[E110] {function}: {problem}. Pass arrays shaped as its docstring says "
+        "(help(spacy_attnseg.{function})); the components build them from a Doc's "
+        "transformer output (doc._.trf_data), so this comes from a direct call."
+    )
+
+    E111 = (
+        "[E111] The input file {path} does not exist. Give a JSON-lines file (one "
+        '{{"text": "..."}} object a line), or - to read standard input.'
+    )
+    E112 = (
+        "[E112] Line {number} of the input is not a JSON object with a string field "
+        '"text" ({detail}). Write one object a line, e.g. {{"text": "First sentence. '
+        'Second one."}}.'
+    )
+    E113 = "[E113] {option} cannot be {value!r}: use {allowed}."
+    E114 = (
+        "[E114] Cannot read gold sentences from {path}: give an existing CoNLL-U file "
+        "(.conllu) or spaCy DocBin (.spacy, e.g. from `python -m spacy convert`)."
+    )
 
 
 class Warnings:
@@ -196,6 +216,11 @@ class Warnings:
         "nothing until it is trained. Train it with gold sentences: spacy project run "
         "train-boundaries, or spacy train with configs/attn_senter.cfg."
     )
+
+
+def invalid_array(function: str, problem: str) -> ValueError:
+    """E110 for a direct call of ``spacy_attnseg.<function>`` with arrays it cannot use."""
+    return ValueError(Errors.E110.format(function=function, problem=problem))
 
 
 def is_own_error(error: BaseException) -> bool:

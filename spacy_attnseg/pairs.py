@@ -20,7 +20,7 @@ import srsly
 from numpy.typing import ArrayLike
 from spacy.tokens import Doc, Span
 
-from .errors import Errors
+from .errors import Errors, invalid_array
 
 #: The one underlying Doc extension that stores the data (and is serialised).
 DOC_PAIRS_ATTR = "attnseg_pairs"
@@ -90,9 +90,10 @@ class HeadPairs:
         self.score = _float_col(score)
         n = len(self.layer)
         if any(len(col) != n for col in (self.head, self.i, self.j, self.score)):
-            raise ValueError(
+            raise invalid_array(
+                "pairs.HeadPairs",
                 "HeadPairs columns must have equal lengths, got "
-                f"{[len(getattr(self, c)) for c in _COLUMNS]}"
+                f"{[len(getattr(self, c)) for c in _COLUMNS]}",
             )
 
     @classmethod

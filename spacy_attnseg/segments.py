@@ -21,11 +21,14 @@ from typing import Any, List, Tuple, Union
 
 import numpy
 
+from .errors import invalid_array
+
 __all__ = [
     "BandedSimilarity",
     "block_average",
     "block_starts",
     "blocks_from_separators",
+    "merges",
     "neighbour_similarities",
     "semantic_segments",
 ]
@@ -41,7 +44,10 @@ class BandedSimilarity:
     def __init__(self, values: Any) -> None:
         self.values = numpy.asarray(values)
         if self.values.ndim != 2:
-            raise ValueError(f"values must be (n_tokens, band), got shape {self.values.shape}")
+            raise invalid_array(
+                "segments.BandedSimilarity",
+                f"values must be (n_tokens, band), got shape {self.values.shape}",
+            )
         self.refresh()
 
     @classmethod
@@ -62,7 +68,10 @@ class BandedSimilarity:
         sim = numpy.asarray(S, dtype=numpy.float64)
         n = sim.shape[0]
         if sim.ndim != 2 or sim.shape != (n, n):
-            raise ValueError(f"S must be a square matrix, got shape {sim.shape}")
+            raise invalid_array(
+                "segments.BandedSimilarity.from_dense",
+                f"S must be a square matrix, got shape {sim.shape}",
+            )
         sym = 0.5 * (sim + sim.T)
         values = numpy.zeros((n, max(1, n)), dtype=numpy.float64)
         rows, cols = numpy.triu_indices(n)
@@ -133,11 +142,13 @@ def block_average(S: Any, block_ids: Any, *, exclude_diagonal: bool = True) -> n
     ids = numpy.asarray(block_ids, dtype=numpy.int64).reshape(-1)
     n = len(ids)
     if sim.shape != (n, n):
-        raise ValueError(f"S must be ({n}, {n}) to match block_ids, got {sim.shape}")
+        raise invalid_array(
+            "segments.block_average", f"S must be ({n}, {n}) to match block_ids, got {sim.shape}"
+        )
     if not n:
         return numpy.zeros((0, 0), dtype=numpy.float64)
     if ids.min() < 0:
-        raise ValueError("block_ids must be non-negative")
+        raise invalid_array("segments.block_average", "block_ids must be non-negative")
     n_blocks = int(ids.max()) + 1
     onehot = numpy.zeros((n, n_blocks), dtype=numpy.float64)
     onehot[numpy.arange(n), ids] = 1.0
@@ -195,17 +206,22 @@ def semantic_segments(
     if isinstance(S, BandedSimilarity):
         sim = S
         if len(sim) != n:
-            raise ValueError(f"S has {len(sim)} tokens, separators {n}")
+            raise invalid_array(
+                "segments.semantic_segments", f"S has {len(sim)} tokens, separators {n}"
+            )
     else:
         dense = numpy.asarray(S, dtype=numpy.float64)
         if dense.shape != (n, n):
-            raise ValueError(f"S must be ({n}, {n}) to match separators, got {dense.shape}")
+            raise invalid_array(
+                "segments.semantic_segments",
+                f"S must be ({n}, {n}) to match separators, got {dense.shape}",
+            )
         sim = BandedSimilarity.from_dense(dense)
     if not n:
         return []
     block_start = block_starts(blocks)
     cross, ref = neighbour_similarities(sim, block_start)
-    merge = (ref > 0) & (cross >= merge_threshold * ref)
+    merge = merges(cross, ref, merge_threshold)
     bounds = [0] + [int(block_start[a + 1]) for a in numpy.flatnonzero(~merge)] + [n]
     segments: List[Tuple[int, int, float]] = []
     for start, end in zip(bounds[:-1], bounds[1:], strict=True):
@@ -227,8 +243,7 @@ def neighbour_similarities(
     """For each pair of neighbouring blocks ``(a, a+1)`` (``block_start`` as
     :func:`block_starts` gives it): ``cross``, the mean similarity between their tokens,
     and ``ref``, the mean of the blocks' finite within-block means (NaN where both blocks
-    are single tokens). :func:`semantic_segments` merges where ``ref > 0`` and
-    ``cross >= merge_threshold * ref``."""
+    are single tokens), which :func:`merges` compares."""
     sizes = numpy.diff(block_start)
     inner = numpy.array(
         [
@@ -254,6 +269,12 @@ def neighbour_similarities(
     ref = numpy.full(len(cross), numpy.nan)
     numpy.divide(numpy.where(finite, pair, 0.0).sum(axis=0), counts, out=ref, where=counts > 0)
     return cross, ref
+
+
+def merges(cross: numpy.ndarray, ref: numpy.ndarray, merge_threshold: float) -> numpy.ndarray:
+    """The Fig. 5 merge rule on :func:`neighbour_similarities`: block ``a+1`` joins the
+    segment of block ``a`` iff ``ref > 0`` and ``cross >= merge_threshold * ref``."""
+    return (ref > 0) & (cross >= merge_threshold * ref)
 
 
 def _mean_pairs(pair_sum: float, size: int) -> float | None:

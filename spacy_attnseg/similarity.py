@@ -26,6 +26,7 @@ import numpy
 from thinc.api import get_array_module, to_numpy
 from thinc.types import Floats3d, Floats4d
 
+from .errors import invalid_array
 from .pairs import HeadPairs
 from .segments import BandedSimilarity
 
@@ -63,25 +64,31 @@ class WordpiecePairs:
         return len(self.window)
 
 
-def _head_list(n_heads: int, heads: Sequence[int] | None) -> List[int]:
+def _head_list(n_heads: int, heads: Sequence[int] | None, function: str) -> List[int]:
     if n_heads <= 0:
-        raise ValueError(f"n_heads must be positive, got {n_heads}")
+        raise invalid_array(f"similarity.{function}", f"n_heads must be positive, got {n_heads}")
     if heads is None:
         return list(range(n_heads))
     out = [int(h) for h in heads]
     bad = [h for h in out if not 0 <= h < n_heads]
     if bad:
-        raise ValueError(f"head indices {bad} out of range for n_heads={n_heads}")
+        raise invalid_array(
+            f"similarity.{function}", f"head indices {bad} out of range for n_heads={n_heads}"
+        )
     return out
 
 
-def _split_heads(context: Any, n_heads: int) -> Any:
+def _split_heads(context: Any, n_heads: int, function: str) -> Any:
     """``(n_win, L, n_heads*d)`` -> ``(n_win, n_heads, L, d)`` in float32/float64."""
     if context.ndim != 3:
-        raise ValueError(f"context must be (n_win, L, n_heads*d), got shape {context.shape}")
+        raise invalid_array(
+            f"similarity.{function}", f"context must be (n_win, L, n_heads*d), got {context.shape}"
+        )
     n_win, length, width = context.shape
     if width % n_heads:
-        raise ValueError(f"context width {width} is not divisible by n_heads={n_heads}")
+        raise invalid_array(
+            f"similarity.{function}", f"context width {width} is not divisible by n_heads={n_heads}"
+        )
     if context.dtype.kind != "f" or context.dtype.itemsize < 4:
         context = context.astype("float32")
     per_head = context.reshape(n_win, length, n_heads, width // n_heads)
@@ -120,8 +127,8 @@ def context_similarity(
         computed in float32. Nothing is masked or normalised here.
     """
     xp = get_array_module(context)
-    head_idx = _head_list(n_heads, heads)
-    per_head = _split_heads(context, n_heads)
+    head_idx = _head_list(n_heads, heads, "context_similarity")
+    per_head = _split_heads(context, n_heads, "context_similarity")
     if head_idx != list(range(n_heads)):
         per_head = per_head[:, xp.asarray(head_idx, dtype="int64")]
     return xp.matmul(per_head, per_head.transpose(0, 1, 3, 2))
@@ -152,12 +159,15 @@ def high_similarity_pairs(
     ``head`` holds the original head indices. Only the kept pairs leave the device.
     """
     xp = get_array_module(context)
-    head_idx = _head_list(n_heads, heads)
-    per_head = _split_heads(context, n_heads)
+    head_idx = _head_list(n_heads, heads, "high_similarity_pairs")
+    per_head = _split_heads(context, n_heads, "high_similarity_pairs")
     n_win, _, length, _ = per_head.shape
     mask = xp.asarray(wp_mask).astype(bool)
     if mask.shape != (n_win, length):
-        raise ValueError(f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})")
+        raise invalid_array(
+            "similarity.high_similarity_pairs",
+            f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})",
+        )
     if not head_idx or n_win == 0 or length == 0:
         return WordpiecePairs.empty()
     both = pair_mask(mask)
@@ -208,7 +218,9 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
     """
     table = numpy.asarray(to_numpy(wp2tok), dtype=numpy.int64)
     if table.ndim != 2:
-        raise ValueError(f"wp2tok must be (n_win, L), got shape {table.shape}")
+        raise invalid_array(
+            "similarity.map_pairs_to_tokens", f"wp2tok must be (n_win, L), got shape {table.shape}"
+        )
     if not len(wp_pairs):
         return HeadPairs.empty()
     win = numpy.asarray(wp_pairs.window, dtype=numpy.int64)
@@ -220,7 +232,9 @@ def map_pairs_to_tokens(wp_pairs: WordpiecePairs, wp2tok: Any, layer: int) -> He
         or min(wi.min(), wj.min()) < 0
         or max(wi.max(), wj.max()) >= table.shape[1]
     ):
-        raise ValueError("wordpiece pairs index outside wp2tok")
+        raise invalid_array(
+            "similarity.map_pairs_to_tokens", "wordpiece pairs index outside wp2tok"
+        )
     ti = table[win, wi]
     tj = table[win, wj]
     ok = (ti >= 0) & (tj >= 0) & (ti != tj)
@@ -394,18 +408,24 @@ def layer_token_pairs(
         ``with_segment_similarity``, the token similarity of :func:`segment_similarity`
         (a :class:`~spacy_attnseg.segments.BandedSimilarity`; else None).
     """
-    head_idx = _head_list(n_heads, heads)
-    per_head = _split_heads(context, n_heads)
+    head_idx = _head_list(n_heads, heads, "layer_token_pairs")
+    per_head = _split_heads(context, n_heads, "layer_token_pairs")
     n_win, _, length, _ = per_head.shape
     table = numpy.asarray(to_numpy(wp2tok), dtype=numpy.int64)
     if table.shape != (n_win, length):
-        raise ValueError(f"wp2tok must be ({n_win}, {length}), got shape {table.shape}")
+        raise invalid_array(
+            "similarity.layer_token_pairs",
+            f"wp2tok must be ({n_win}, {length}), got shape {table.shape}",
+        )
     if n_tokens is None:
         n_tokens = int(table.max()) + 1 if table.size else 0
     xp = get_array_module(context)
     mask = numpy.asarray(to_numpy(xp.asarray(wp_mask)), dtype=bool)
     if mask.shape != (n_win, length):
-        raise ValueError(f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})")
+        raise invalid_array(
+            "similarity.layer_token_pairs",
+            f"wp_mask shape {mask.shape} does not match context ({n_win}, {length})",
+        )
     # The segment similarity is computed in float32 whatever the input; float64 input
     # (pairs in float64) takes the general path.
     fast = xp is numpy and threshold > 0 and per_head.dtype == numpy.float32

@@ -35,7 +35,7 @@ Everything is linear in the number of wordpieces (the pooling) and close to line
 the number of sentences (the partition).
 """
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -60,6 +60,27 @@ def mean_vectors(
     flat = numpy.asarray(hidden, dtype="float32").reshape((-1, hidden.shape[-1]))
     rows = numpy.asarray(rows, dtype="int64")
     return group_means(flat[rows], row_unit, n_units).astype("float32")
+
+
+def sentence_index(sent_starts: numpy.ndarray, n_tokens: int) -> numpy.ndarray:
+    """The sentence (0, 1, ...) of each of ``n_tokens`` tokens, from the sentences' first
+    tokens (sorted, the first one 0)."""
+    return numpy.searchsorted(sent_starts, numpy.arange(n_tokens), side="right") - 1
+
+
+def sentence_means(
+    hidden: numpy.ndarray, align: Any, sentence_of_token: numpy.ndarray, n_sents: int
+) -> numpy.ndarray:
+    """Mean hidden state of each sentence's wordpieces (``mean_vectors``).
+
+    align: spacy-transformers' alignment of the tokens to wordpiece rows
+        (``doc._.trf_data.align``: ``dataXd`` the rows, ``lengths`` per token).
+    sentence_of_token: ``(n_tokens,)`` sentence of each token (``sentence_index``).
+    """
+    rows = numpy.asarray(align.dataXd, dtype="int64")
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    tokens = numpy.repeat(numpy.arange(len(sentence_of_token)), lengths)
+    return mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
 
 
 ROUND_OFF = 1e-9

@@ -198,9 +198,7 @@ def test_random_pair_distance() -> None:
     assert window_stats.random_pair_distance(np.zeros(4, bool)) == 0.0
 
 
-def test_block_ids_and_separators() -> None:
-    flags = np.array([0, 0, 1, 0, 1, 0], dtype=bool)
-    assert window_stats.block_ids(flags).tolist() == [0, 0, 0, 1, 1, 2]
+def test_separator_columns() -> None:
     sums = np.array([[1.0, 0.0, 4.0, 1.0], [0.0, 0.0, 4.0, 2.0]])  # summed: 1 0 8 3
     assert window_stats.separator_columns(sums, 0.3).tolist() == [False, False, True, True]
 

@@ -85,17 +85,35 @@ def test_segment_jsonl_stdin() -> None:
     assert third[-1] == "Nobody followed her, and nobody asked where she was going."
 
 
-def test_segment_jsonl_bad_input() -> None:
-    stdin = '{"text": "Fine."}\nnot json\n'
+@pytest.mark.parametrize(
+    "stdin,detail",
+    [
+        ('{"text": "Fine."}\nnot json\n', "Line 2 of the input is not a JSON object"),
+        ('{"text": "Fine."}\n\n{"body": "Fine."}\n', "Line 3 of the input is not a JSON"),
+    ],
+)
+def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
     result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin)
-    assert result.returncode != 0
-    assert "line 2 is not JSON" in result.stderr
+    assert result.returncode == 2
+    assert f"[E112] {detail}" in squash(result.stderr)
     assert "Traceback" not in result.stderr
 
 
-def test_segment_bad_format() -> None:
-    result = run_cli(["segment", "data/sample.txt", "--format", "xml"])
-    assert result.returncode != 0 and "--format" in result.stderr
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["segment", "data/sample.txt", "--format", "xml"], "[E113] --format cannot be 'xml'"),
+        (["chunk", "data/sample.txt", "--engine", "ray"], "[E113] --engine cannot be 'ray'"),
+        (["view", "data/sample.txt", "--max-pairs", "0"], "[E113] --max-pairs cannot be 0"),
+        (["chunk", "no/such/file.jsonl"], "[E111] The input file no/such/file.jsonl does not"),
+        (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
+    ],
+)
+def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> None:
+    result = run_cli(args)
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert message in squash(result.stderr)
+    assert "Traceback" not in result.stderr
 
 
 def test_pairs_jsonl_equals_the_component(tmp_path: Any) -> None:

@@ -48,7 +48,7 @@ def test_headpairs_sorted_and_typed():
     assert p.score.dtype == numpy.float32
     # Scores travel with their rows.
     assert p.select(layer=6).score.tolist() == [1.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] pairs.HeadPairs: .*equal lengths"):
         HeadPairs([0], [0], [0], [1, 2], [0.5])
 
 
@@ -131,7 +131,7 @@ def test_anchor_counts_same_text_pair_twice():
     (a,) = anchors(p, texts)
     assert (a.text, a.count) == ("airport", 4)
     assert a.share == pytest.approx(2 / 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E017\]"):
         anchors(p, texts[:3])
 
 

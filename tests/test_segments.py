@@ -52,7 +52,7 @@ def test_block_average_matches_loop():
                 if ids[x] == a and ids[y] == b and x != y
             ]
             assert M[a, b] == pytest.approx(numpy.mean(vals))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] segments.block_average: S must be"):
         block_average(S, ids[:5])
 
 
@@ -118,5 +118,5 @@ def test_semantic_segments_edge_cases():
         (0, 1),
         (1, 2),
     ]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] segments.semantic_segments"):
         semantic_segments(numpy.zeros(3, bool), numpy.zeros((4, 4)))

@@ -64,9 +64,9 @@ def test_context_similarity_matches_per_head_product():
 
 def test_context_similarity_validates():
     ctx = numpy.zeros((1, 3, 10), dtype="float32")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] similarity.context_similarity: .*divisible"):
         context_similarity(ctx, 3)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] .*head indices \[2\] out of range"):
         context_similarity(ctx, 2, heads=[2])
 
 
@@ -145,7 +145,7 @@ def test_high_similarity_pairs_float16_input():
 
 
 def test_high_similarity_pairs_bad_mask_shape():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] similarity.high_similarity_pairs: wp_mask"):
         high_similarity_pairs(
             numpy.zeros((1, 3, 2), "float32"), numpy.ones((1, 4), bool), n_heads=1
         )
@@ -204,7 +204,7 @@ def test_map_pairs_to_tokens_empty_and_all_dropped():
     assert len(map_pairs_to_tokens(WordpiecePairs.empty(), wp2tok, layer=0)) == 0
     got = map_pairs_to_tokens(_wp([(0, 0, 1, 2, 0.9), (0, 0, 0, 1, 0.9)]), wp2tok, layer=0)
     assert got == HeadPairs.empty()
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E110\] similarity.map_pairs_to_tokens"):
         map_pairs_to_tokens(_wp([(1, 0, 1, 2, 0.9)]), wp2tok, layer=0)
 
 

@@ -443,11 +443,8 @@ class AttnSegmenter(AttentionPipe):
         else:
             # a model family the hooks do not know: its own last hidden state
             hidden = to_numpy(output.last_hidden_state)
-        align = trf_data.align
-        rows = numpy.asarray(align.dataXd, dtype="int64")
-        tokens = numpy.repeat(numpy.arange(len(doc)), numpy.asarray(align.lengths))
-        sentence_of_token = numpy.searchsorted(sent_starts, numpy.arange(len(doc)), "right") - 1
-        means = topics.mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
+        sentence_of_token = topics.sentence_index(sent_starts, len(doc))
+        means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
         paragraphs = (

@@ -1,0 +1,328 @@
+"""Topic segments of the default pipeline, as a user runs it (plain text in, its own
+sentences, one setting for every set), against peers, on four sets:
+
+* ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
+  WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:
+  second half + EWT test), no paragraph breaks;
+* ``synthetic, WikiText pieces``: the same construction from WikiText-2 articles only
+  (clean punctuated prose; the closest repo set to Choi-style benchmarks);
+* ``wikitext``: WikiText-2 articles, reference segments = lead and sections (the reader of
+  ``paper.sections``), sentences joined by spaces (no paragraph breaks);
+* ``wikitext, paragraphs``: the same articles as their paragraphs separated by blank
+  lines (headings removed), as the text reaches a user.
+
+First half tuning, second half report. Pk and WindowDiff are computed in spaCy tokens per
+document (k = half the mean reference segment length in tokens) and averaged over
+documents; F1@1 counts a boundary as found when one lies within one sentence of it (each
+matched once). Peers in the same run, on the pipeline's own sentences: no boundary; NLTK
+TextTiling (every sentence a paragraph); with every sentence encoded on its own by the
+same MiniLM (a second model pass): embedding TextTiling (window 3, cutoff mean - std/2),
+the component's partition rule on those vectors, and chonkie's SemanticChunker; and the
+paper's Fig. 5 rule (``attn_head_pairs`` with the layer and ``merge_threshold`` that
+``scripts/evaluate_segments.py`` chose on the WikiText tuning half). docs/s is each
+system's own time (the pipeline pass for ``attn_segmenter``; the second pass included
+for its users). Writes OUT.json and OUT.md.
+
+Run by ``scripts/evaluate_topics.py`` (``spacy project run evaluate-segments``)::
+
+    python scripts/evaluate_topics.py --half report --out metrics/segments
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy
+
+from spacy_attnseg.gold import read_conllu_documents
+
+from .evaluation import load_splitter
+from .sections import split_articles
+from .segmentation_metrics import boundaries_from_starts, pk, window_diff
+from .synthetic import TopicDocument, build
+from .topic_peers import SecondPass, nltk_texttiling
+from .wikitext import read_articles
+
+ROOT = Path(__file__).resolve().parents[1]
+
+DATA = ROOT / "data"
+CHONKIE_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+def wikitext_half(half: str) -> List[Any]:
+    raw = read_articles(DATA / "wikitext-2" / "wiki.test.raw")
+    middle = len(raw) // 2
+    return raw[:middle] if half == "tune" else raw[middle:]
+
+
+def wikitext_docs(half: str) -> List[TopicDocument]:
+    """Articles as sentences (the shared splitter) joined by single spaces."""
+    docs = []
+    for article in split_articles(wikitext_half(half), load_splitter("punkt")):
+        text, starts, offset, previous = [], [], 0, None
+        for sentence, segment in zip(article.sentences, article.segment_ids, strict=True):
+            if segment != previous:
+                starts.append(offset)
+                previous = segment
+            text.append(sentence)
+            offset += len(sentence) + 1
+        docs.append(TopicDocument(" ".join(text), starts))
+    return docs
+
+
+def wikitext_paragraph_docs(half: str) -> List[TopicDocument]:
+    """Articles as paragraphs separated by blank lines."""
+    docs = []
+    for segments in (article.sections for article in wikitext_half(half)):
+        parts: List[str] = []
+        starts: List[int] = []
+        offset = 0
+        for paragraphs in segments:
+            starts.append(offset)
+            for paragraph in paragraphs:
+                parts.append(paragraph.strip())
+                offset += len(parts[-1]) + 2
+        if sum(len(p) for p in segments) >= 2:
+            docs.append(TopicDocument("\n\n".join(parts), starts))
+    return docs
+
+
+def article_sentences(half: str) -> List[List[str]]:
+    return [a.sentences for a in split_articles(wikitext_half(half), load_splitter("punkt"))]
+
+
+def wikipieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
+    """Pieces of WikiText-2 articles only (clean, punctuated prose, one register)."""
+    return build(article_sentences(half), n_docs=n_docs, seed=5 if half == "tune" else 6)
+
+
+def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
+    texts = article_sentences(half)
+    part = "dev" if half == "tune" else "test"
+    for gold in read_conllu_documents(DATA / "UD_English-EWT" / f"en_ewt-ud-{part}.conllu"):
+        bounds = gold.starts + [len(gold.text)]
+        texts.append([gold.text[a:b].strip() for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+    return build(texts, n_docs=n_docs, seed=0 if half == "tune" else 1)
+
+
+def token_starts(doc: Any, char_starts: Sequence[int]) -> List[int]:
+    idx = [t.idx for t in doc]
+    return sorted({min(bisect.bisect_left(idx, c), len(doc) - 1) for c in char_starts})
+
+
+def f1_within_one(ref: Sequence[int], hyp: Sequence[int], sent_starts: Sequence[int]) -> tuple:
+    """Boundary matches within one sentence: (matched, n_ref, n_hyp), 0 excluded."""
+    sentence = lambda t: bisect.bisect_right(sent_starts, t) - 1  # noqa: E731
+    r = sorted({sentence(t) for t in ref} - {0})
+    h = sorted({sentence(t) for t in hyp} - {0})
+    used: set = set()
+    matched = 0
+    for b in r:
+        for c in sorted(h, key=lambda x: abs(x - b)):
+            if abs(c - b) <= 1 and c not in used:
+                used.add(c)
+                matched += 1
+                break
+    return matched, len(r), len(h)
+
+
+def score(doc: Any, ref: Sequence[int], hyp: Sequence[int]) -> Dict[str, float]:
+    n = len(doc)
+    ref_gaps = boundaries_from_starts(ref, n)
+    hyp_gaps = boundaries_from_starts(hyp, n)
+    k = max(1, round(n / (2 * len(ref))))
+    return {"pk": pk(ref_gaps, hyp_gaps, k), "wd": window_diff(ref_gaps, hyp_gaps, k)}
+
+
+def fig5_pipeline() -> Any:
+    """The default pipeline plus ``attn_head_pairs`` with the Fig. 5 choice of
+    ``metrics/fig5_segments.json`` (layer 4 and 0.4 where that file is missing)."""
+    from spacy_attnseg import load_pipeline
+
+    choice = {"layer": 4, "merge_threshold": 0.4}
+    path = ROOT / "metrics" / "fig5_segments.json"
+    if path.exists():
+        choice = json.loads(path.read_text(encoding="utf8")).get("attn_head_pairs_choice", choice)
+    nlp = load_pipeline(overrides={"components.attn_segmenter.spans_key": ""})
+    nlp.add_pipe(
+        "attn_head_pairs",
+        config={"layers": [int(choice["layer"])], "merge_threshold": choice["merge_threshold"]},
+    )
+    return nlp
+
+
+def run(
+    nlp: Any,
+    fig5: Any,
+    docs: Sequence[TopicDocument],
+    peers: bool,
+    tune: bool,
+    penalties: Sequence[float] = (),
+) -> Dict[str, Any]:
+    """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` adds a
+    row: the component's segments with that ``segment_penalty``, recomputed from the
+    sentence vectors of the same pass (the component's ``topics.segment`` call is
+    recorded), so a sweep costs one pass."""
+    from tqdm import tqdm
+
+    from spacy_attnseg import topics
+
+    second = SecondPass(nlp)
+    systems: Dict[str, Callable[[Any], List[int]]] = {}
+    if peers:
+        sentences = lambda doc: [s.text for s in doc.sents]  # noqa: E731
+        systems["NLTK TextTiling"] = lambda doc: nltk_texttiling(sentences(doc)) or [0]
+        systems["embedding TextTiling (second pass)"] = lambda doc: second.texttiling(
+            sentences(doc)
+        )
+        systems["partition (second pass)"] = lambda doc: second.partition(sentences(doc))
+        for t in CHONKIE_THRESHOLDS if tune else (CHONKIE,):
+            systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = lambda doc, t=t: (
+                second.chonkie(sentences(doc), t)
+            )
+    swept = {f"attn_segmenter (segment_penalty {p})": p for p in penalties}
+    names = ["attn_segmenter", *swept, "no boundary", *systems]
+    if fig5 is not None:
+        names.append("Fig. 5 rule (attn_head_pairs)")
+    rows: Dict[str, List[Dict[str, float]]] = {name: [] for name in names}
+    n_segments: Dict[str, List[int]] = {name: [] for name in names}
+    matches: Dict[str, numpy.ndarray] = {name: numpy.zeros(3) for name in names}
+    seconds: Dict[str, float] = {name: 0.0 for name in names}
+    texts = [d.text for d in docs]
+    second_pass_s = 0.0  # the second pass, shared by the peers that use it (cached)
+    calls: List[tuple] = []
+    segment = topics.segment
+
+    def recorded(means: numpy.ndarray, **settings: Any) -> Any:
+        calls.append((means, settings))
+        return segment(means, **settings)
+
+    topics.segment = recorded  # type: ignore[assignment]
+    try:
+        t0 = time.perf_counter()
+        parsed = list(nlp.pipe(texts, batch_size=4))
+        seconds["attn_segmenter"] = time.perf_counter() - t0
+    finally:
+        topics.segment = segment  # type: ignore[assignment]
+    if swept and len(calls) != len(parsed):
+        raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
+    fig5_docs: List[Any] = []
+    if fig5 is not None:
+        t0 = time.perf_counter()
+        fig5_docs = list(fig5.pipe(texts, batch_size=1))
+        seconds["Fig. 5 rule (attn_head_pairs)"] = time.perf_counter() - t0
+    for i, (gold, doc) in enumerate(tqdm(list(zip(docs, parsed, strict=True)), file=sys.stderr)):
+        ref = token_starts(doc, gold.starts)
+        sent_starts = [s.start for s in doc.sents]
+        hyps = {
+            "attn_segmenter": [span.start for span in doc.spans["attn_segments"]],
+            "no boundary": [0],
+        }
+        for name, penalty in swept.items():
+            means, settings = calls[i]
+            assert len(means) == len(sent_starts), "a recorded call of another document"
+            starts, _ = segment(means, **{**settings, "penalty": penalty})
+            hyps[name] = [sent_starts[s] for s in starts]
+        second.clear()
+        if systems:
+            t0 = time.perf_counter()
+            second.vectors([s.text for s in doc.sents])
+            second_pass_s += time.perf_counter() - t0
+        for name, system in systems.items():
+            t0 = time.perf_counter()
+            hyps[name] = [sent_starts[s] for s in system(doc)]
+            seconds[name] += time.perf_counter() - t0
+        if fig5 is not None:
+            # the same text, its own (identical) sentences: map by token index
+            hyps["Fig. 5 rule (attn_head_pairs)"] = [
+                span.start for span in fig5_docs[i].spans["fig5_segments"]
+            ]
+        for name, hyp in hyps.items():
+            rows[name].append(score(doc, ref, hyp))
+            n_segments[name].append(len(set(hyp) | {0}))
+            matches[name] += f1_within_one(ref, hyp, sent_starts)
+    out: Dict[str, Any] = {}
+    for name, values in rows.items():
+        matched, n_ref, n_hyp = matches[name]
+        precision = matched / n_hyp if n_hyp else 0.0
+        recall = matched / n_ref if n_ref else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out[name] = {
+            "pk": round(float(numpy.mean([v["pk"] for v in values])), 4),
+            "wd": round(float(numpy.mean([v["wd"] for v in values])), 4),
+            "f1_within_1": round(f1, 4),
+            "segments_per_doc": round(float(numpy.mean(n_segments[name])), 2),
+        }
+        if "second pass" in name:
+            seconds[name] += second_pass_s
+        if seconds[name]:
+            out[name]["docs_per_s"] = round(len(docs) / seconds[name], 2)
+    out["reference_segments_per_doc"] = round(float(numpy.mean([len(d.starts) for d in docs])), 2)
+    return out
+
+
+CHONKIE = 0.5  # chosen on the tuning half (the lowest mean Pk over the sets; --half tune)
+
+
+def evaluate(
+    half: str,
+    out: Path,
+    *,
+    model: str = "default",
+    overrides: Optional[Dict[str, Any]] = None,
+    n_synthetic: int = 40,
+    peers: bool = True,
+    penalties: Sequence[float] = (),
+    threads: int = 1,
+) -> Dict[str, Any]:
+    """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
+    ``peers``, the other systems on the four sets of ``half`` ("tune" or "report");
+    writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
+    recorded (the caller sets torch's)."""
+    from spacy_attnseg import load_pipeline
+
+    nlp = load_pipeline(model, overrides=overrides or {})
+    fig5 = fig5_pipeline() if peers else None
+    tune = half == "tune"
+    sets = {
+        "synthetic": lambda: synthetic_docs(half, n_synthetic),
+        "synthetic, WikiText pieces": lambda: wikipieces_docs(half, n_synthetic),
+        "wikitext": lambda: wikitext_docs(half),
+        "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
+    }
+    results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
+    payload = {
+        "half": half,
+        "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},
+        "results": results,
+        "threads": threads,
+        "load_average": os.getloadavg(),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(payload, indent=2), encoding="utf8")
+    title = f"# Topic segments ({half} half; Pk and WindowDiff in tokens, lower is better)"
+    lines = [title, ""]
+    for name, table in results.items():
+        reference = table["reference_segments_per_doc"]
+        lines += [
+            f"## {name} (reference: {reference} segments/doc)",
+            "",
+            "| system | Pk | WindowDiff | F1@1 | segments/doc | docs/s |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for system, row in table.items():
+            if isinstance(row, dict):
+                lines.append(
+                    f"| {system} | {row['pk']:.3f} | {row['wd']:.3f} | {row['f1_within_1']:.3f} | "
+                    f"{row['segments_per_doc']} | {row.get('docs_per_s', '')} |"
+                )
+        lines.append("")
+    out.with_suffix(".md").write_text("\n".join(lines), encoding="utf8")
+    print("\n".join(lines))
+    return payload
