@@ -25,7 +25,7 @@ Layers and heads are indexed from 0 here; the figures label them from 1.
 """
 
 from collections.abc import Sequence
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Tuple, TypeVar
 
 import numpy as np
 
@@ -93,6 +93,27 @@ def _check_same(a: Any, b: Any, attrs: Sequence[str]) -> None:
                 f"cannot merge {type(a).__name__}s with different {attr}: "
                 f"{getattr(a, attr)!r} != {getattr(b, attr)!r}"
             )
+
+
+_Acc = TypeVar("_Acc", bound="Accumulator")
+
+
+class Accumulator:
+    """Sums over windows that merge: accumulators fed with other windows (another
+    process, another shard) are added with :meth:`merge` when their ``_SETTINGS`` agree.
+    ``n_windows`` and the attributes named in ``_SUMS`` are added."""
+
+    _SETTINGS: Tuple[str, ...] = ()
+    _SUMS: Tuple[str, ...] = ()
+    n_windows: int
+
+    def merge(self: _Acc, other: _Acc) -> _Acc:
+        """Add the sums of ``other`` (fed with other windows) to this one; returns self."""
+        _check_same(self, other, self._SETTINGS)
+        self.n_windows += other.n_windows
+        for name in self._SUMS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
 
 
 def band_mass(maps: np.ndarray, offsets: Sequence[int] = BAND_OFFSETS) -> np.ndarray:
@@ -278,7 +299,7 @@ def _equal_token_chances(
 # -- Figs. 2 and 3 --------------------------------------------------------------------------
 
 
-class SummedAttention:
+class SummedAttention(Accumulator):
     """Attention maps summed over windows (the paper's Figs. 2 and 3).
 
     Fig. 2: the summed map of every head (``head_maps``) and of every layer (the sum of its
@@ -320,6 +341,14 @@ class SummedAttention:
         self._band = band_mask(seq_len, self.zeroed_diagonals)
 
     _SETTINGS = ("n_layers", "n_heads", "seq_len", "column_threshold", "zeroed_diagonals")
+    _SUMS = (
+        "head_maps",
+        "layer_maps_zeroed_columns",
+        "layer_maps_zeroed_columns_diagonals",
+        "zeroed_mass",
+        "zeroed_band_mass",
+        "zeroed_column_count",
+    )
 
     def update(self, attn: np.ndarray, valid: np.ndarray) -> None:
         """Add one window's ``(n_layers, n_heads, L, L)`` attention probabilities."""
@@ -337,21 +366,6 @@ class SummedAttention:
         self.layer_maps_zeroed_columns += layer_zeroed
         self.layer_maps_zeroed_columns_diagonals += layer_zeroed * ~self._band
         self.n_windows += 1
-
-    def merge(self, other: "SummedAttention") -> "SummedAttention":
-        """Add the sums of ``other`` (fed with other windows) to this one; returns self."""
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        for name in (
-            "head_maps",
-            "layer_maps_zeroed_columns",
-            "layer_maps_zeroed_columns_diagonals",
-            "zeroed_mass",
-            "zeroed_band_mass",
-            "zeroed_column_count",
-        ):
-            getattr(self, name).__iadd__(getattr(other, name))
-        return self
 
     @property
     def layer_maps(self) -> np.ndarray:
@@ -402,7 +416,7 @@ class SummedAttention:
 # -- Fig. 4 -------------------------------------------------------------------------------------
 
 
-class AttentionReceived:
+class AttentionReceived(Accumulator):
     """Share of attention received by [CLS], [SEP], punctuation and words (Fig. 4).
 
     Per head: the attention mass that the real queries (``valid``) send to the keys of
@@ -443,6 +457,14 @@ class AttentionReceived:
         self.top_category_counts = np.zeros((n_layers, N_CATEGORIES), dtype=np.int64)
 
     _SETTINGS = ("n_layers", "n_heads", "seq_len", "column_threshold", "exclude_special_columns")
+    _SUMS = (
+        "mass",
+        "token_counts",
+        "top_windows",
+        "top_share_sum",
+        "top_separator_share_sum",
+        "top_category_counts",
+    )
 
     def update(self, attn: np.ndarray, valid: np.ndarray, categories: np.ndarray) -> None:
         """Add one window's attention ``(n_layers, n_heads, L, L)``."""
@@ -472,21 +494,6 @@ class AttentionReceived:
         self.top_separator_share_sum += np.where(has, separator_share, 0.0)
         self.top_category_counts += (top.astype(np.int64) @ onehot.astype(np.int64)) * has[:, None]
         self.n_windows += 1
-
-    def merge(self, other: "AttentionReceived") -> "AttentionReceived":
-        """Add the sums of ``other`` to this one; returns self."""
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        for name in (
-            "mass",
-            "token_counts",
-            "top_windows",
-            "top_share_sum",
-            "top_separator_share_sum",
-            "top_category_counts",
-        ):
-            getattr(self, name).__iadd__(getattr(other, name))
-        return self
 
     def result(self) -> Dict[str, Any]:
         """JSON-able summary.
@@ -523,7 +530,7 @@ class AttentionReceived:
 # -- Figs. 6-8, 10-13 ---------------------------------------------------------------------------
 
 
-class PairStatistics:
+class PairStatistics(Accumulator):
     """Statistics of high context-similarity pairs (sec. 3 and 4, Figs. 6-8 and 10-13).
 
     Per window and layer, the pairs of :func:`high_similarity_pairs_window` over the valid
@@ -588,6 +595,7 @@ class PairStatistics:
 
     _SETTINGS = ("n_layers", "n_heads", "seq_len", "threshold", "anchor_bins")
     _SUMS = (
+        "window_chance_sum",
         "n_pairs",
         "equal_pairs",
         "same_sentence_pairs",
@@ -691,15 +699,6 @@ class PairStatistics:
         bins = np.minimum((share * self.anchor_bins).astype(np.int64), self.anchor_bins - 1)
         np.add.at(self.anchor_share_histogram[layer], (np.flatnonzero(has), bins), 1)
         self.distinct_anchor_histogram[layer, np.unique(ids[best[has]]).size] += 1
-
-    def merge(self, other: "PairStatistics") -> "PairStatistics":
-        """Add the sums of ``other`` to this one; returns self."""
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        self.window_chance_sum += other.window_chance_sum
-        for name in self._SUMS:
-            getattr(self, name).__iadd__(getattr(other, name))
-        return self
 
     @property
     def layer_distance_histogram(self) -> np.ndarray:

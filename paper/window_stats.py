@@ -20,7 +20,7 @@ import numpy as np
 
 from spacy_attnseg.segments import blocks_from_separators
 
-from .stats import _check_same, _jsonable, _ratio, _vector, top_columns
+from .stats import Accumulator, _jsonable, _ratio, _vector, top_columns
 
 
 def separator_columns(column_sums: np.ndarray, threshold: float = 0.3) -> np.ndarray:
@@ -55,7 +55,7 @@ def near_diagonal_share(maps: np.ndarray, width: int = 2) -> np.ndarray:
     return _ratio((values * near).sum(axis=(-2, -1)), (values * off).sum(axis=(-2, -1)))
 
 
-class SimilarityHistogram:
+class SimilarityHistogram(Accumulator):
     """Per layer, the normalised context similarities of all pairs ``i < j`` of valid
     non-special positions (pooled over heads and windows) in ``bins`` equal bins over
     ``[0, 1]``, plus a count of negative values."""
@@ -68,6 +68,7 @@ class SimilarityHistogram:
         self.counts = np.zeros((n_layers, self.bins), dtype=np.int64)
 
     _SETTINGS = ("n_layers", "bins")
+    _SUMS = ("negative", "counts")
 
     def update(self, normalised: np.ndarray, mask: np.ndarray) -> None:
         """``normalised``: ``(n_layers, n_heads, L, L)`` maps of
@@ -87,13 +88,6 @@ class SimilarityHistogram:
             self.n_layers, self.bins
         )
         self.n_windows += 1
-
-    def merge(self, other: "SimilarityHistogram") -> "SimilarityHistogram":
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        self.negative += other.negative
-        self.counts += other.counts
-        return self
 
     def share(self, low: float, high: float) -> np.ndarray:
         """Per layer, the share of all values in ``[low, high)`` (bin edges; ``low <= 0``
@@ -128,7 +122,7 @@ class SimilarityHistogram:
         }
 
 
-class BlockContrast:
+class BlockContrast(Accumulator):
     """Context similarity within and between separator-delimited blocks (Fig. 5).
 
     Per window, the separators are a layer's high-attention columns
@@ -190,13 +184,6 @@ class BlockContrast:
         self.separators += int((flags & keep).sum())
         self.n_windows += 1
 
-    def merge(self, other: "BlockContrast") -> "BlockContrast":
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        for name in self._SUMS:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        return self
-
     def result(self) -> Dict[str, Any]:
         """Keys: ``n_windows``, ``threshold``, ``mean_separators``; per head
         ``within_mean``, ``between_mean``, ``ratio``, ``high_within_share``,
@@ -228,7 +215,7 @@ class BlockContrast:
         }
 
 
-class WindowReference:
+class WindowReference(Accumulator):
     """Per-window reference levels, averaged over windows: the number of valid
     non-special wordpieces, of sentences among them, and the mean distance of two random
     distinct positions among them."""
@@ -241,6 +228,7 @@ class WindowReference:
         self.sentence_histogram = np.zeros(seq_len + 1, dtype=np.int64)
 
     _SETTINGS = ("seq_len",)
+    _SUMS = ("positions", "distance_sum", "sentence_histogram")
 
     def update(self, mask: np.ndarray, sentence_ids: np.ndarray) -> None:
         keep = _vector(mask, self.seq_len, "mask", bool)
@@ -249,14 +237,6 @@ class WindowReference:
         self.distance_sum += random_pair_distance(keep)
         self.sentence_histogram[np.unique(sents[sents >= 0]).size] += 1
         self.n_windows += 1
-
-    def merge(self, other: "WindowReference") -> "WindowReference":
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        self.positions += other.positions
-        self.distance_sum += other.distance_sum
-        self.sentence_histogram += other.sentence_histogram
-        return self
 
     def result(self) -> Dict[str, Any]:
         """Keys: ``n_windows``, ``mean_positions``, ``mean_random_pair_distance``,
@@ -282,7 +262,7 @@ def all_layer_similarity(context: np.ndarray, mask: np.ndarray, n_heads: int) ->
     return np.stack([normalised_similarity(layer, mask, n_heads) for layer in ctx])
 
 
-class SharedComponent:
+class SharedComponent(Accumulator):
     """How much of a head's output vectors is one vector shared by the whole window.
 
     Per window, layer and head: ``|mean_i h_i|^2 / mean_i |h_i|^2`` over the valid
@@ -298,6 +278,7 @@ class SharedComponent:
         self.share_sum = np.zeros((n_layers, n_heads))
 
     _SETTINGS = ("n_layers", "n_heads")
+    _SUMS = ("share_sum",)
 
     def update(self, context: np.ndarray, mask: np.ndarray) -> None:
         """``context``: ``(n_layers, L, n_heads * d)`` head outputs of one window."""
@@ -314,12 +295,6 @@ class SharedComponent:
         energy = (heads**2).sum(axis=-1).mean(axis=1)
         self.share_sum += np.divide(mean_sq, energy, out=np.zeros_like(mean_sq), where=energy > 0)
         self.n_windows += 1
-
-    def merge(self, other: "SharedComponent") -> "SharedComponent":
-        _check_same(self, other, self._SETTINGS)
-        self.n_windows += other.n_windows
-        self.share_sum += other.share_sum
-        return self
 
     def result(self) -> Dict[str, Any]:
         """Keys: ``n_windows``, ``share`` ``[layer][head]``, ``layer_share`` ``[layer]``

@@ -269,6 +269,58 @@ def test_window_reference_and_shared_component() -> None:
     assert shared.result()["share"] == [[pytest.approx(1.0), pytest.approx(0.0)]]
 
 
+def test_window_accumulators_merge_as_one_pass() -> None:
+    """Every window statistic fed with two shards and merged equals one fed with all."""
+    rng = np.random.default_rng(3)
+    windows = []
+    for _ in range(6):
+        mask = rng.random(6) < 0.8
+        windows.append(
+            {
+                "maps": rng.random((2, 6, 6)),
+                "mask": mask,
+                "flags": rng.random(6) < 0.3,
+                "sentences": np.where(mask, np.cumsum(rng.random(6) < 0.3), -1),
+                "context": rng.normal(size=(1, 6, 4)),
+            }
+        )
+
+    def fed(part: List[Dict[str, Any]]) -> List[Any]:
+        made = [
+            window_stats.SimilarityHistogram(n_layers=1, bins=5),
+            window_stats.BlockContrast(2, threshold=0.3),
+            window_stats.WindowReference(seq_len=6),
+            window_stats.SharedComponent(n_layers=1, n_heads=2),
+        ]
+        for w in part:
+            made[0].update(w["maps"][None], w["mask"])
+            made[1].update(w["maps"], w["mask"], w["flags"])
+            made[2].update(w["mask"], w["sentences"])
+            made[3].update(w["context"], w["mask"])
+        return made
+
+    for whole, first, rest in zip(fed(windows), fed(windows[:2]), fed(windows[2:]), strict=True):
+        merged = first.merge(rest)
+        assert merged.n_windows == 6
+        assert_close(merged.result(), whole.result())
+
+
+def assert_close(got: Any, expected: Any) -> None:
+    """Equal JSON-able results, numbers up to rounding (sums are taken in another order)."""
+    if isinstance(expected, dict):
+        assert got.keys() == expected.keys()
+        for key in expected:
+            assert_close(got[key], expected[key])
+    elif isinstance(expected, list):
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected, strict=True):
+            assert_close(a, b)
+    elif isinstance(expected, float):
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    else:
+        assert got == expected
+
+
 def test_claims_without_results() -> None:
     claims = evaluate_claims({"corpus": None, "attention": None, "pairs": None})
     assert claims and all(c.holds is None for c in claims)
