@@ -373,6 +373,21 @@ def load_splitter(name: str) -> SplitFn:
         raise _missing(name, error) from error
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far (all threads)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def split_texts(text: str, split: SplitFn) -> List[str]:
+    """The sentences ``split`` finds in ``text``, stripped; empty ones are dropped."""
+    starts = sorted(set(split(text)) | {0}) + [len(text)]
+    pieces = (text[a:b].strip() for a, b in zip(starts[:-1], starts[1:], strict=True))
+    return [piece for piece in pieces if piece]
+
+
 def available_splitters() -> Dict[str, str | None]:
     """Map each baseline name to ``None`` if it can be built, else the reason."""
     status: Dict[str, str | None] = {}

@@ -109,7 +109,7 @@ from spacy_attnseg import topics
 from spacy_attnseg.segments import BandedSimilarity, merges, neighbour_similarities
 
 from . import topic_peers
-from .evaluation import load_splitter
+from .evaluation import cpu_seconds, load_splitter, split_texts
 from .segmentation_metrics import boundaries_from_starts, default_k, pk, window_diff
 from .wikitext import Article as WikiArticle
 from .wikitext import read_articles
@@ -152,12 +152,9 @@ def split_articles(raw: Sequence[WikiArticle], split: Callable[[str], List[int]]
         segment_ids: List[int] = []
         for seg_id, paragraphs in enumerate(segments):
             for paragraph in paragraphs:
-                starts = sorted(set(split(paragraph)) | {0}) + [len(paragraph)]
-                for start, end in zip(starts[:-1], starts[1:], strict=True):
-                    sentence = paragraph[start:end].strip()
-                    if sentence:
-                        sentences.append(sentence)
-                        segment_ids.append(seg_id)
+                found = split_texts(paragraph, split)
+                sentences += found
+                segment_ids += [seg_id] * len(found)
         # renumber: segments left without sentences must not count
         remap = {old: new for new, old in enumerate(dict.fromkeys(segment_ids))}
         articles.append(Article(title, sentences, [remap[s] for s in segment_ids]))
@@ -746,14 +743,6 @@ def _round(value: Optional[float]) -> Optional[float]:
 
 def _cell(value: Optional[float]) -> str:
     return "\u2013" if value is None else f"{value:.3f}"
-
-
-def cpu_seconds() -> float:
-    """User + system CPU time of this process so far (all threads)."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def write_markdown(path: Path, payload: Dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ from paper.evaluation import (  # noqa: E402
     GoldDocument,
     load_splitter,
     read_conllu_documents,
+    split_texts,
     strip_final_punctuation,
     to_spacy_examples,
 )
@@ -68,15 +69,6 @@ def wikitext_articles(path: Path) -> List[List[str]]:
     ]
 
 
-def split_sentences(paragraph: str, split: object) -> List[str]:
-    starts = sorted(set(split(paragraph)))  # type: ignore[operator]
-    if not starts or starts[0] != 0:
-        starts = [0, *starts]
-    ends = [*starts[1:], len(paragraph)]
-    pieces = (paragraph[a:b].strip() for a, b in zip(starts, ends, strict=True))
-    return [piece for piece in pieces if piece]
-
-
 def wikitext_documents(
     path: Path, *, min_words: int, max_words: int, rng: random.Random
 ) -> List[List[str]]:
@@ -85,7 +77,7 @@ def wikitext_documents(
     split = load_splitter(WIKI_SPLITTER)
     documents: List[List[str]] = []
     for article in wikitext_articles(path):
-        sentences = [s for paragraph in article for s in split_sentences(paragraph, split)]
+        sentences = [s for paragraph in article for s in split_texts(paragraph, split)]
         current: List[str] = []
         words = 0
         target = rng.randint(min_words, max_words)

@@ -23,6 +23,7 @@ from paper.evaluation import (
     load_splitter,
     read_conllu_documents,
     score_boundaries,
+    split_texts,
     strip_final_punctuation,
     to_spacy_examples,
     write_table,
@@ -306,3 +307,12 @@ def test_lower_no_punct_variant_keeps_the_words_and_starts() -> None:
         words_a = re.findall(r"[^\W_]+", a.text.lower())
         assert re.findall(r"[^\W_]+", b.text) == words_a
         assert len(b.starts) <= len(a.starts) and b.starts[0] == 0
+
+
+def test_split_texts_strips_and_drops_empty_sentences() -> None:
+    text = "Hi there.  Bye. "
+    assert split_texts(text, lambda t: [11]) == ["Hi there.", "Bye."]
+    # a repeated start, a start at 0 and one at the end change nothing
+    assert split_texts(text, lambda t: [0, 11, 11, len(t)]) == ["Hi there.", "Bye."]
+    assert split_texts(text, lambda t: []) == ["Hi there.  Bye."]
+    assert split_texts("   ", lambda t: [1]) == []
