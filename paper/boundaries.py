@@ -47,13 +47,11 @@ from .evaluation import (
     SPLITTERS,
     VARIANTS,
     GoldDocument,
-    SplitterUnavailable,
     cpu_seconds,
     doc_sentence_starts,
-    evaluate_splitter,
-    load_splitter,
     read_conllu_variants,
     score_boundaries,
+    splitter_rows,
     write_table,
 )
 
@@ -259,18 +257,7 @@ def evaluate(
     )
     rows += rows_paper
 
-    for name in splitters:
-        try:
-            split = load_splitter(name)
-        except SplitterUnavailable as error:
-            for variant in VARIANTS:
-                rows.append({"system": name, "variant": variant, "unavailable": str(error)})
-            continue
-        for variant, docs in test.items():
-            rows.append(
-                {"system": name, "variant": variant, **evaluate_splitter(split, docs).to_dict()}
-            )
-            report(rows[-1])
+    rows += splitter_rows(splitters, test)
 
     rows.sort(key=lambda row: list(VARIANTS).index(row["variant"]))
     n_docs = len(test["raw"])

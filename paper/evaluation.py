@@ -54,6 +54,7 @@ Versions the reference numbers were reproduced with (also pinned in
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -379,6 +380,31 @@ def cpu_seconds() -> float:
 
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
+
+
+def splitter_rows(
+    names: Sequence[str], corpora: Dict[str, List[GoldDocument]]
+) -> List[Dict[str, Any]]:
+    """A row per splitter and variant (``read_conllu_variants``): its scores and docs/s
+    (``evaluate_splitter``), or why it is unavailable; each row is also printed to
+    stderr."""
+    rows: List[Dict[str, Any]] = []
+    for name in names:
+        try:
+            split = load_splitter(name)
+        except SplitterUnavailable as error:
+            print(f"{name}: unavailable: {error}", file=sys.stderr)
+            rows += [{"system": name, "variant": v, "unavailable": str(error)} for v in VARIANTS]
+            continue
+        for variant, docs in corpora.items():
+            row = {"system": name, "variant": variant, **evaluate_splitter(split, docs).to_dict()}
+            rows.append(row)
+            print(
+                f"{name:12s} {variant:9s} P={row['p']:5.1f} R={row['r']:5.1f} "
+                f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
+                file=sys.stderr,
+            )
+    return rows
 
 
 def split_texts(text: str, split: SplitFn) -> List[str]:

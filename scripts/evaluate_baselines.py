@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import List
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paper.evaluation import (  # noqa: E402
     SPLITTERS,
-    VARIANTS,
-    SplitterUnavailable,
-    evaluate_splitter,
-    load_splitter,
     read_conllu_variants,
+    splitter_rows,
     write_table,
 )
 
@@ -48,24 +45,7 @@ def main(argv: List[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     corpora = read_conllu_variants(args.conllu)
-    rows: List[Dict[str, Any]] = []
-    for name in args.splitters:
-        try:
-            split = load_splitter(name)
-        except SplitterUnavailable as error:
-            print(f"{name}: unavailable: {error}", file=sys.stderr)
-            for variant in VARIANTS:
-                rows.append({"system": name, "variant": variant, "unavailable": str(error)})
-            continue
-        for variant, docs in corpora.items():
-            scores = evaluate_splitter(split, docs)
-            row = {"system": name, "variant": variant, **scores.to_dict()}
-            rows.append(row)
-            print(
-                f"{name:12s} {variant:9s} P={row['p']:5.1f} R={row['r']:5.1f} "
-                f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
-                file=sys.stderr,
-            )
+    rows = splitter_rows(args.splitters, corpora)
 
     n_docs = len(corpora["raw"])
     title = (

@@ -36,14 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paper.evaluation import (  # noqa: E402
     SPLITTERS,
-    VARIANTS,
     GoldDocument,
-    SplitterUnavailable,
     doc_sentence_starts,
-    evaluate_splitter,
-    load_splitter,
     read_conllu_variants,
     score_boundaries,
+    splitter_rows,
 )
 
 DEFAULT_TEST = Path("data/UD_English-EWT/en_ewt-ud-test.conllu")
@@ -127,18 +124,8 @@ def main(argv: List[str] | None = None) -> int:
             rows.append(row)
             print(f"{name:18s} {variant:9s} F1={row['f']:5.1f} docs/s={row['docs_per_s']}")
         del nlp
-    for name in args.splitters:
-        try:
-            split = load_splitter(name)
-        except SplitterUnavailable as error:
-            for variant in VARIANTS:
-                rows.append({"system": name, "variant": variant, "unavailable": str(error)})
-            continue
-        for variant, docs in corpora.items():
-            row = {"system": name, "variant": variant, **evaluate_splitter(split, docs).to_dict()}
-            row["train_s"] = None
-            rows.append(row)
-            print(f"{name:18s} {variant:9s} F1={row['f']:5.1f} docs/s={row['docs_per_s']}")
+    for row in splitter_rows(args.splitters, corpora):
+        rows.append({**row, "train_s": None})
 
     n_docs = len(corpora["raw"])
     title = (

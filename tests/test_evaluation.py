@@ -12,6 +12,7 @@ import spacy
 
 from paper.evaluation import (
     SPLITTERS,
+    VARIANTS,
     BoundaryScores,
     GoldDocument,
     SplitFn,
@@ -24,6 +25,7 @@ from paper.evaluation import (
     read_conllu_documents,
     score_boundaries,
     split_texts,
+    splitter_rows,
     strip_final_punctuation,
     to_spacy_examples,
     write_table,
@@ -235,6 +237,30 @@ def test_unavailable_splitter_is_reported(monkeypatch: pytest.MonkeyPatch) -> No
     status = available_splitters()
     assert status["sentencizer"] is None
     assert status["fake"] is not None and "not_a_real_module_xyz" in status["fake"]
+
+
+def test_splitter_rows_score_every_variant_or_say_why_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def missing() -> SplitFn:
+        import not_a_real_module_xyz  # noqa: F401
+
+        raise AssertionError("unreachable")
+
+    monkeypatch.setitem(SPLITTERS, "fake", missing)
+    monkeypatch.setitem(SPLITTERS, "rule", lambda: lambda text: [0, 10])
+    corpora = {
+        "raw": [GoldDocument("Hi there. How are you?", [0, 10])],
+        "no-punct": [GoldDocument("hi there how are you", [0, 9])],
+    }
+    rows = splitter_rows(["rule", "fake"], corpora)
+    assert [(r["system"], r["variant"]) for r in rows[:2]] == [
+        ("rule", "raw"),
+        ("rule", "no-punct"),
+    ]
+    assert (rows[0]["f"], rows[1]["f"]) == (100.0, 0.0)
+    assert [r["system"] for r in rows[2:]] == ["fake"] * len(VARIANTS)
+    assert all("not_a_real_module_xyz" in r["unavailable"] for r in rows[2:])
 
 
 @pytest.mark.parametrize("name", sorted(SPLITTERS))
