@@ -50,6 +50,7 @@ from .evaluation import (
     cpu_seconds,
     doc_sentence_starts,
     read_conllu_variants,
+    report_row,
     score_boundaries,
     splitter_rows,
     write_table,
@@ -202,16 +203,8 @@ def evaluate_attn(
         scores = score_boundaries(docs, predicted)
         scores.docs_per_s = docs_per_s
         rows.append({"system": name, "variant": variant, **scores.to_dict(), **timing})
-        report(rows[-1])
+        report_row(rows[-1])
     return rows, cfg
-
-
-def report(row: Dict[str, Any]) -> None:
-    print(
-        f"{row['system']:40s} {row['variant']:9s} P={row['p']:5.1f} R={row['r']:5.1f} "
-        f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
-        file=sys.stderr,
-    )
 
 
 def evaluate(

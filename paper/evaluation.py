@@ -399,12 +399,17 @@ def splitter_rows(
         for variant, docs in corpora.items():
             row = {"system": name, "variant": variant, **evaluate_splitter(split, docs).to_dict()}
             rows.append(row)
-            print(
-                f"{name:12s} {variant:9s} P={row['p']:5.1f} R={row['r']:5.1f} "
-                f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
-                file=sys.stderr,
-            )
+            report_row(row)
     return rows
+
+
+def report_row(row: Dict[str, Any]) -> None:
+    """One scored row (system, variant, P/R/F1, docs/s) on stderr, as a run progresses."""
+    print(
+        f"{row['system']:40s} {row['variant']:14s} P={row['p']:5.1f} R={row['r']:5.1f} "
+        f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
+        file=sys.stderr,
+    )
 
 
 def split_texts(text: str, split: SplitFn) -> List[str]:

@@ -45,8 +45,8 @@ on the tuning half by the lowest mean Pk (ties: lowest mean WindowDiff):
   (``similarity.segment_similarity``) is computed once and the component's merge rule
   (``segments.merges`` over ``segments.neighbour_similarities``: merge block a+1 into
   the segment iff ``cross >= merge_threshold * ref``) is applied for every grid value
-  (the result for one article is checked against ``semantic_segments`` itself). On the test half the
-  real component runs with the chosen values;
+  (the result for one article is checked against ``semantic_segments`` itself). On the
+  test half the real component runs with the chosen values;
 * embedding TextTiling: block size (sentences per side, from 1, 2, 3, 4, 5, 6, 8, 10,
   15, 20);
 * NLTK TextTiling keeps its defaults (``w=20, k=10``, block comparison, HC cutoff): its
@@ -347,7 +347,7 @@ def tuning_pass(
     check: Dict[str, Any] = {}
     for article, doc in stream_docs(nlp, articles, batch_size):
         starts = sentence_token_starts(doc)
-        per_layer: Dict[int, numpy.ndarray] = {}
+        per_layer: Dict[int, Neighbours] = {}
         for layer, S in layer_similarities(doc, trf, n_heads):
             per_layer[layer] = neighbours(S, starts)
             if not check and layer == n_layers - 1:
@@ -382,9 +382,9 @@ def test_pass(
     batch_size: int,
 ) -> Dict[str, Any]:
     """One pass over the test half. The real ``attn_head_pairs`` component (``layer``,
-    ``merge_threshold``) gives the reported segments; the neighbour similarities of ``layer`` and
-    ``extra_layers`` are computed from the same pass (for the count-matched row and to
-    check the merge rule against the component on every article)."""
+    ``merge_threshold``) gives the reported segments; the neighbour similarities of
+    ``layer`` and ``extra_layers`` are computed from the same pass (for the count-matched
+    row and to check the merge rule against the component on every article)."""
     from spacy_attnseg.capture import AttentionCapture, CaptureRequest
     from spacy_attnseg.families import n_layers_heads
 

@@ -177,7 +177,6 @@ class Errors:
         "(help(spacy_attnseg.{function})); the components build them from a Doc's "
         "transformer output (doc._.trf_data), so this comes from a direct call."
     )
-
     E111 = (
         "[E111] The input file {path} does not exist. Give a JSON-lines file (one "
         '{{"text": "..."}} object a line), or - to read standard input.'

@@ -53,7 +53,7 @@ from .capture import (
 )
 from .errors import Errors
 from .sentences import column_scores, sentence_final
-from .windows import group_sums, ops_for, token_values, window_length
+from .windows import aligned_rows, group_sums, ops_for, token_values, window_length
 
 HIDDEN = "last_hidden_state"
 
@@ -359,9 +359,7 @@ def _window_segments(
     Within a window, consecutive segments are neighbouring tokens (tokens without
     wordpieces are skipped).
     """
-    rows = numpy.asarray(align.dataXd, dtype="int64")
-    lengths = numpy.asarray(align.lengths, dtype="int64")
-    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    rows, tokens = aligned_rows(align)
     windows = rows // length
     order = numpy.lexsort((rows, tokens, windows))
     rows, tokens, windows = rows[order], tokens[order], windows[order]

@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .windows import group_sums
+from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
@@ -77,9 +77,7 @@ def sentence_means(
         (``doc._.trf_data.align``: ``dataXd`` the rows, ``lengths`` per token).
     sentence_of_token: ``(n_tokens,)`` sentence of each token (``sentence_index``).
     """
-    rows = numpy.asarray(align.dataXd, dtype="int64")
-    lengths = numpy.asarray(align.lengths, dtype="int64")
-    tokens = numpy.repeat(numpy.arange(len(sentence_of_token)), lengths)
+    rows, tokens = aligned_rows(align)
     return mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
 
 

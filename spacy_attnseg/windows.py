@@ -39,15 +39,21 @@ def window_length(trf_data: Any) -> int:
     return int(trf_data.wordpieces.input_ids.shape[1])
 
 
+def aligned_rows(align: Ragged) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """The wordpiece rows (``window * L + position``) of a spacy-transformers alignment,
+    in its order, and the token of each row."""
+    rows = numpy.asarray(align.dataXd, dtype="int64").reshape(-1)
+    lengths = numpy.asarray(align.lengths, dtype="int64")
+    return rows, numpy.repeat(numpy.arange(len(lengths)), lengths)
+
+
 def _segments(align: Ragged, length: int) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """Sort the alignment by (token, row) and cut it into (token, window) segments.
 
     Returns the sorted wordpiece rows, the length of each (token, window) segment and the
     token of each segment.
     """
-    rows = numpy.asarray(align.dataXd, dtype="int64")
-    lengths = numpy.asarray(align.lengths, dtype="int64")
-    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    rows, tokens = aligned_rows(align)
     order = numpy.lexsort((rows, tokens))
     rows, tokens = rows[order], tokens[order]
     windows = rows // length
@@ -111,9 +117,7 @@ def wordpiece_tokens(align: Ragged, n_windows: int, length: int) -> numpy.ndarra
     A wordpiece shared by several tokens is given to the first of them.
     """
     out = numpy.full(n_windows * length, -1, dtype="int64")
-    rows = numpy.asarray(align.dataXd, dtype="int64")
-    lengths = numpy.asarray(align.lengths, dtype="int64")
-    tokens = numpy.repeat(numpy.arange(len(lengths)), lengths)
+    rows, tokens = aligned_rows(align)
     out[rows[::-1]] = tokens[::-1]
     return out.reshape((n_windows, length))
 

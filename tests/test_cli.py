@@ -107,6 +107,7 @@ def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
         (["view", "data/sample.txt", "--max-pairs", "0"], "[E113] --max-pairs cannot be 0"),
         (["chunk", "no/such/file.jsonl"], "[E111] The input file no/such/file.jsonl does not"),
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
+        (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
     ],
 )
 def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> None:
