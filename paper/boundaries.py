@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -49,6 +48,7 @@ from .evaluation import (
     GoldDocument,
     cpu_seconds,
     doc_sentence_starts,
+    machine_settings,
     read_conllu_variants,
     report_row,
     score_boundaries,
@@ -269,10 +269,7 @@ def evaluate(
         "test": str(test_path),
         "torch_threads": threads,
         "batch_size": batch_size,
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}",
-        "load_average_before": [round(x, 2) for x in load_before],
-        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        **machine_settings(load_before),
         "runtime_s": round(elapsed, 1),
         "process_cpu_s": round(cpu_seconds(), 1),
     }

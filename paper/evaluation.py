@@ -54,6 +54,8 @@ Versions the reference numbers were reproduced with (also pinned in
 from __future__ import annotations
 
 import json
+import os
+import platform
 import sys
 import time
 from collections import defaultdict
@@ -410,6 +412,17 @@ def report_row(row: Dict[str, Any]) -> None:
         f"F1={row['f']:5.1f} docs/s={row['docs_per_s']}",
         file=sys.stderr,
     )
+
+
+def machine_settings(load_before: Sequence[float]) -> Dict[str, Any]:
+    """Where a run ran, for its report: machine, CPUs, Python and the 1-, 5- and 15-min
+    load averages before (``os.getloadavg()`` at its start) and now."""
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}",
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def split_texts(text: str, split: SplitFn) -> List[str]:

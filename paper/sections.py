@@ -96,7 +96,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import sys
 import time
 from dataclasses import dataclass
@@ -109,7 +108,7 @@ from spacy_attnseg import topics
 from spacy_attnseg.segments import BandedSimilarity, merges, neighbour_similarities
 
 from . import topic_peers
-from .evaluation import cpu_seconds, load_splitter, split_texts
+from .evaluation import cpu_seconds, load_splitter, machine_settings, split_texts
 from .segmentation_metrics import boundaries_from_starts, default_k, pk, window_diff
 from .wikitext import Article as WikiArticle
 from .wikitext import read_articles
@@ -717,10 +716,7 @@ def evaluate(
             "batch_size": batch_size,
             "max_articles": max_articles,
             "subsections": subsections,
-            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "
-            f"Python {platform.python_version()}",
-            "load_average_before": [round(x, 2) for x in load_before],
-            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            **machine_settings(load_before),
         },
         "timings_s": {
             **{k: round(v, 1) for k, v in timings.items()},

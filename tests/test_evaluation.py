@@ -22,6 +22,7 @@ from paper.evaluation import (
     doc_sentence_starts,
     evaluate_splitter,
     load_splitter,
+    machine_settings,
     read_conllu_documents,
     score_boundaries,
     split_texts,
@@ -342,3 +343,10 @@ def test_split_texts_strips_and_drops_empty_sentences() -> None:
     assert split_texts(text, lambda t: [0, 11, 11, len(t)]) == ["Hi there.", "Bye."]
     assert split_texts(text, lambda t: []) == ["Hi there.  Bye."]
     assert split_texts("   ", lambda t: [1]) == []
+
+
+def test_machine_settings_record_the_load_before_and_after() -> None:
+    settings = machine_settings([1.234, 0.5, 0.25])
+    assert settings["load_average_before"] == [1.23, 0.5, 0.25]
+    assert len(settings["load_average_after"]) == 3
+    assert "CPUs, Python 3." in settings["machine"]
