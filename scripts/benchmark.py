@@ -1,14 +1,5 @@
-"""Speed and memory of the transformer with and without the attnseg components.
-
-Every configuration runs in its own process (so peak RSS is its own), over the same
-documents (UD EWT test documents, repeated to reach --n-docs), with torch pinned to
---threads. `speed`: configurations are run in alternating rounds and the fastest round of
-each is kept, so a burst of load on the machine does not favour one of them. `memory`:
-peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
---repeats processes per configuration and size (see `memory`'s docstring). `long`: peak
-RSS of one document of 1,000, 10,000 and 100,000 tokens per configuration, beside a plain
-spacy-transformers pipeline. `scale`: docs/s in one process and on a local Dask cluster of
-1 and 2 workers. The machine's load average is recorded before and after.
+"""Speed and memory of the transformer with and without the attnseg components; protocol:
+``paper.benchmark``.
 
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
@@ -16,389 +7,30 @@ spacy-transformers pipeline. `scale`: docs/s in one process and on a local Dask 
     python scripts/benchmark.py scale metrics/benchmark_scale
 """
 
-import json
-import os
-import platform
-import resource
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
 
 import typer
 
-ROOT = Path(__file__).resolve().parent.parent
-EWT_TEST = ROOT / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-MODES: Dict[str, Dict[str, Any]] = {
-    "transformer": {"help": "transformer alone (default sdpa attention)"},
-    "default": {
-        "help": "the default pipeline: shipped attn_senter sentences + attn_segmenter "
-        "topic segments"
-    },
-    "senter": {"help": "transformer + shipped attn_senter (sentences only)"},
-    "segmenter": {"help": "transformer + attn_segmenter (calibrated): sentences and segments"},
-    "sentences": {"help": "transformer + attn_segmenter without topic segments (spans_key '')"},
-    "attentions": {
-        "help": "transformer with output_attentions on every layer (eager) + attn_segmenter"
-    },
-    "pairs_head": {"help": "transformer + attn_head_pairs on 1 head of the last layer"},
-    "pairs_layer": {"help": "transformer + attn_head_pairs on all heads of the last layer"},
-    "pairs_all": {"help": "transformer + attn_head_pairs on all heads of all layers"},
-    "everything": {"help": "the default pipeline + attn_head_pairs (all heads of the last layer)"},
-    "pairs_all_trim": {
-        "help": "transformer + attn_head_pairs on all heads of all layers + malloc_trim"
-    },
-}
-# A mode "<mode>_trim" is <mode> with the malloc_trim component added last.
-TRIM_SUFFIX = "_trim"
-SPEED_MODES = [mode for mode in MODES if not mode.endswith(TRIM_SUFFIX)]
-BATCH_SIZE = 16
+from paper import benchmark  # noqa: E402
 
 app = typer.Typer(add_completion=False)
-
-
-def build(mode: str, pipeline: str = "attention", senter: str = "") -> Any:
-    """The pipeline of ``mode``. ``pipeline`` (a shipped pipeline's name or a config)
-    gives the transformer and the calibrated attn_segmenter ("attention": the embedded
-    MiniLM; "mpnet": the 12-layer encoder); ``senter`` (a pipeline with a trained
-    attn_senter: a name such as "mpnet-senter" or a directory) replaces the default
-    pipeline of the "default" and "senter" modes."""
-    from spacy_attnseg import load_pipeline
-
-    trim = mode.endswith(TRIM_SUFFIX)
-    mode = mode.removesuffix(TRIM_SUFFIX)
-    if senter and mode not in ("default", "senter"):
-        raise ValueError(f"--senter is for the 'default' and 'senter' modes, not {mode!r}")
-    overrides: Dict[str, Any] = {}
-    if mode == "sentences":
-        overrides["components.attn_segmenter.spans_key"] = ""
-    if mode == "attentions":
-        overrides["components.transformer.model.transformer_config"] = {
-            "output_attentions": True,
-            "attn_implementation": "eager",
-        }
-    if mode == "transformer":
-        # a plain spacy-transformers pipeline: no attnseg component was ever added
-        nlp = load_pipeline(pipeline, overrides={"nlp.pipeline": ["transformer"]})
-    elif mode in ("default", "senter", "everything"):
-        nlp = load_pipeline(senter or "default")
-        if mode == "senter" and "attn_segmenter" in nlp.pipe_names:
-            nlp.remove_pipe("attn_segmenter")
-    else:
-        nlp = load_pipeline(pipeline, overrides=overrides)
-    if mode.startswith("pairs"):
-        nlp.remove_pipe("attn_segmenter")
-    if mode == "pairs_head":
-        nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": [0]})
-    elif mode == "pairs_layer":
-        nlp.add_pipe("attn_head_pairs", config={"layers": [-1], "heads": []})
-    elif mode == "everything":
-        nlp.add_pipe("attn_head_pairs")
-    elif mode == "pairs_all":
-        nlp.add_pipe("attn_head_pairs", config={"layers": [], "heads": []})
-    for name in nlp.pipe_names:
-        component = nlp.get_pipe(name)
-        if hasattr(component, "install_capture"):
-            component.install_capture()
-    if trim:
-        nlp.add_pipe("malloc_trim", last=True)
-    return nlp
-
-
-def cycle(align: int = 0) -> List[str]:
-    """The UD EWT test documents (316). With ``align`` (a batch size), padded with the
-    first documents to a multiple of it (316 + 4 = 320 for 16), so that when the cycle
-    is repeated every batch of a long run is one that a shorter run also processes."""
-    from spacy_attnseg.gold import read_conllu_documents
-
-    docs = [doc.text for doc in read_conllu_documents(EWT_TEST)]
-    if align:
-        docs = docs + docs[: (-len(docs)) % align]
-    return docs
-
-
-def texts(n_docs: int, align: int = 0) -> List[str]:
-    """``n_docs`` documents: :func:`cycle` repeated."""
-    docs = cycle(align)
-    return [docs[i % len(docs)] for i in range(n_docs)]
-
-
-@app.command("one", hidden=True)
-def run_one(
-    mode: str,
-    n_docs: int,
-    threads: int,
-    batch_size: int = BATCH_SIZE,
-    align: bool = False,
-    pipeline: str = "attention",
-    senter: str = "",
-) -> None:
-    """Run one configuration and print a JSON line (called in a subprocess)."""
-    import torch
-
-    torch.set_num_threads(threads)
-    nlp = build(mode, pipeline, senter)
-    data = texts(n_docs, align=batch_size if align else 0)
-    for _ in nlp.pipe(data[:16], batch_size=batch_size):
-        pass
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
-    n_tokens = 0
-    for doc in nlp.pipe(data, batch_size=batch_size):
-        n_tokens += len(doc)
-    seconds = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "mode": mode,
-                "n_docs": n_docs,
-                "aligned_batches": align,
-                "n_tokens": n_tokens,
-                "seconds": seconds,
-                "docs_per_s": n_docs / seconds,
-                "peak_rss_mb": rss / 1024,
-                "peak_rss_before_mb": rss_before / 1024,
-            }
-        )
-    )
-
-
-def _spawn(
-    mode: str,
-    n_docs: int,
-    threads: int,
-    extra_env: Dict[str, str] | None = None,
-    align: bool = False,
-    long: bool = False,
-    pipeline: str = "attention",
-    senter: str = "",
-) -> Dict[str, Any]:
-    env = dict(
-        os.environ,
-        OMP_NUM_THREADS=str(threads),
-        MKL_NUM_THREADS=str(threads),
-        OPENBLAS_NUM_THREADS="1",
-        **(extra_env or {}),
-    )
-    command = [sys.executable, __file__, "one", mode, str(n_docs), str(threads)]
-    if long:
-        command[2] = "one-long"
-    if align:
-        command.append("--align")
-    if pipeline != "attention":
-        command += ["--pipeline", pipeline]
-    if senter:
-        command += ["--senter", senter]
-    out = subprocess.run(
-        command,
-        check=True,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine(threads: int) -> Dict[str, Any]:
-    return {
-        "python": platform.python_version(),
-        "cpu_count": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "torch_threads": threads,
-        "loadavg_before": os.getloadavg(),
-    }
-
-
-def _write(results: Dict[str, Any], output: Path, table: List[str]) -> None:
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.with_suffix(".json").write_text(json.dumps(results, indent=2), encoding="utf8")
-    output.with_suffix(".md").write_text("\n".join(table) + "\n", encoding="utf8")
-    print("\n".join(table))
-
-
-def long_text(n_tokens: int) -> str:
-    """One document of about ``n_tokens`` spaCy tokens: the UD EWT test documents joined
-    by blank lines and repeated."""
-    docs = cycle()
-    joined: List[str] = []
-    words = 0
-    while words < n_tokens:
-        doc = docs[len(joined) % len(docs)]
-        joined.append(doc)
-        # EWT averages about 1.2 spaCy tokens per whitespace-separated word
-        words += int(len(doc.split()) * 1.2)
-    return "\n\n".join(joined)
-
-
-@app.command("one-long", hidden=True)
-def run_one_long(mode: str, n_tokens: int, threads: int) -> None:
-    """Run one configuration on one long document and print a JSON line (subprocess)."""
-    import torch
-
-    torch.set_num_threads(threads)
-    nlp = build(mode)
-    text = long_text(n_tokens)
-    nlp("Warm up. This is a short document.")
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
-    doc = nlp(text)
-    seconds = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "mode": mode,
-                "n_tokens": len(doc),
-                "seconds": seconds,
-                "peak_rss_mb": rss / 1024,
-                "peak_rss_before_mb": rss_before / 1024,
-            }
-        )
-    )
-
-
-LONG_MODES = "transformer,senter,segmenter,pairs_layer,default,everything"
-
-
-@app.command("long")
-def long(
-    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
-    modes: str = typer.Option(LONG_MODES, help="Comma-separated configurations."),
-    sizes: str = typer.Option("1000,10000,100000", help="Comma-separated document lengths."),
-    threads: int = typer.Option(1, help="torch threads."),
-) -> None:
-    """Peak RSS and time of one document of each length through each configuration, each
-    in its own process, beside the transformer alone (a plain spacy-transformers
-    pipeline) on the same document: the components' memory must grow at most linearly
-    with the document and stay close to the transformer's."""
-    machine = _machine(threads)
-    chosen = [m.strip() for m in modes.split(",") if m.strip()]
-    lengths = [int(s) for s in sizes.split(",")]
-    results: Dict[str, Dict[int, Dict[str, Any]]] = {mode: {} for mode in chosen}
-    for n in lengths:
-        for mode in chosen:
-            result = _spawn(mode, n, threads, long=True)
-            results[mode][n] = result
-            print(
-                f"{mode} {result['n_tokens']} tokens: {result['peak_rss_mb']:.0f} MB, "
-                f"{result['seconds']:.1f} s",
-                flush=True,
-            )
-    machine["loadavg_after"] = os.getloadavg()
-    base = results.get("transformer", {})
-    header = " | ".join(f"{n:,} tokens: MB (x transformer)" for n in lengths)
-    table = [
-        f"Peak RSS of one document (UD EWT test documents joined by blank lines) per "
-        f"configuration, each run in its own process, torch threads {threads}, load "
-        f"average before {machine['loadavg_before'][0]:.2f}, after "
-        f"{machine['loadavg_after'][0]:.2f}. The transformer alone is a plain "
-        "spacy-transformers pipeline (no attnseg component, so its windows run in one "
-        "batch); with a component the windows run in chunks (capture.CHUNK_WORDPIECES).",
-        "",
-        f"| configuration | {header} | seconds at {lengths[-1]:,} |",
-        "|---|" + "---|" * (len(lengths) + 1),
-    ]
-    for mode in chosen:
-        cells = []
-        for n in lengths:
-            r = results[mode][n]
-            ratio = r["peak_rss_mb"] / base[n]["peak_rss_mb"] if n in base else float("nan")
-            r["rss_ratio_to_transformer"] = ratio
-            cells.append(f"{r['peak_rss_mb']:.0f} ({ratio:.2f})")
-        table.append(
-            f"| {MODES[mode]['help']} | {' | '.join(cells)} | "
-            f"{results[mode][lengths[-1]]['seconds']:.0f} |"
-        )
-    _write({"machine": machine, "results": results}, output, table)
-
-
-@app.command("one-scale", hidden=True)
-def run_one_scale(engine: str, workers: int, n_docs: int, partition: int) -> None:
-    """One engine run of the default pipeline to DocBin bytes; prints a JSON line."""
-    from spacy_attnseg.scale import Job, run
-
-    data = texts(n_docs, align=BATCH_SIZE)
-    job = Job(model="default", output="docbin", batch_size=BATCH_SIZE, threads=1)
-    start = time.perf_counter()
-    first = None
-    for _ in run(data, job, engine=engine, workers=workers, size=partition):
-        if first is None:
-            first = time.perf_counter()
-    end = time.perf_counter()
-    assert first is not None
-    print(
-        json.dumps(
-            {
-                "engine": engine or "none",
-                "workers": workers if engine else 1,
-                "n_docs": n_docs,
-                "partition_size": partition,
-                "seconds": end - start,
-                "docs_per_s": n_docs / (end - start),
-                "first_partition_s": first - start,
-                "steady_docs_per_s": (n_docs - partition) / (end - first),
-            }
-        )
-    )
-
-
-@app.command("scale")
-def scale(
-    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
-    n_docs: int = typer.Option(1280, help="Documents (EWT test, cycled)."),
-    partition: int = typer.Option(64, help="Documents per partition."),
-) -> None:
-    """docs/s of the default pipeline writing DocBin bytes: in one process (torch on one
-    thread), and through the Dask engine on a local cluster of 1 and 2 worker processes
-    (one thread each), start-up (cluster, pipeline loads) included; and the rate after
-    the first partition came back (steady)."""
-    machine = _machine(1)
-    runs = [("", 1), ("dask", 1), ("dask", 2)]
-    results = []
-    for engine, workers in runs:
-        command = [sys.executable, __file__, "one-scale", engine, str(workers), str(n_docs)]
-        out = subprocess.run(
-            [*command, str(partition)],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false"),
-        )
-        result = json.loads(out.stdout.strip().splitlines()[-1])
-        results.append(result)
-        print(json.dumps(result), flush=True)
-    machine["loadavg_after"] = os.getloadavg()
-    base = results[0]
-    table = [
-        f"The default pipeline over {n_docs} UD EWT test documents (cycled), written as "
-        f"DocBin bytes, partitions of {partition} documents, torch on one thread per "
-        f"process, {machine['cpu_count']} cores, load average before "
-        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}. "
-        "Total: from the call to the last result (cluster start-up and pipeline loading "
-        "included); steady: after the first partition came back.",
-        "",
-        "| engine | workers | seconds | docs/s | x one process | steady docs/s |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        table.append(
-            f"| {r['engine']} | {r['workers']} | {r['seconds']:.1f} | {r['docs_per_s']:.2f} | "
-            f"{r['docs_per_s'] / base['docs_per_s']:.2f} | {r['steady_docs_per_s']:.2f} |"
-        )
-    _write({"machine": machine, "results": results}, output, table)
+OUTPUT = typer.Argument(..., help="Output path without suffix (.json and .md).")
+THREADS = typer.Option(1, help="torch threads.")
 
 
 @app.command("speed")
 def speed(
-    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
-    modes: str = typer.Option(",".join(SPEED_MODES), help="Comma-separated configurations."),
+    output: Path = OUTPUT,
+    modes: str = typer.Option(
+        ",".join(benchmark.SPEED_MODES), help="Comma-separated configurations."
+    ),
     n_docs: int = typer.Option(316, help="Documents per run (EWT test has 316)."),
     rounds: int = typer.Option(2, help="Alternating rounds; the fastest is kept."),
-    threads: int = typer.Option(1, help="torch threads."),
+    threads: int = THREADS,
     pipeline: str = typer.Option(
         "attention",
         help="Pipeline of the transformer and attn_segmenter: a shipped name "
@@ -411,46 +43,15 @@ def speed(
     ),
 ) -> None:
     """Docs/s and peak RSS of each configuration, and ratios to the transformer alone."""
-    chosen = [m.strip() for m in modes.split(",") if m.strip()]
-    machine = _machine(threads)
-    runs: Dict[str, List[Dict[str, Any]]] = {mode: [] for mode in chosen}
-    for round_ in range(rounds):
-        order = chosen if round_ % 2 == 0 else list(reversed(chosen))
-        for mode in order:
-            senter_for = senter if mode in ("default", "senter") else ""
-            result = _spawn(mode, n_docs, threads, pipeline=pipeline, senter=senter_for)
-            runs[mode].append(result)
-            print(f"round {round_ + 1} {mode}: {result['docs_per_s']:.2f} docs/s", flush=True)
-    machine["loadavg_after"] = os.getloadavg()
-    best = {mode: max(results, key=lambda r: r["docs_per_s"]) for mode, results in runs.items()}
-    base = best.get("transformer")
-    table = [
-        f"Speed of pipeline {pipeline!r} on {n_docs} UD EWT test documents, "
-        f"torch threads {threads}, "
-        f"{machine['cpu_count']} cores, load average before {machine['loadavg_before'][0]:.2f}"
-        f", after {machine['loadavg_after'][0]:.2f}; fastest of {rounds} alternating rounds.",
-        "",
-        "| configuration | docs/s | time / transformer alone | peak RSS (MB) |",
-        "|---|---|---|---|",
-    ]
-    for mode in chosen:
-        r = best[mode]
-        ratio = base["seconds"] and r["seconds"] / base["seconds"] if base else float("nan")
-        r["time_ratio_to_transformer"] = ratio
-        table.append(
-            f"| {MODES[mode]['help']} | {r['docs_per_s']:.2f} | {ratio:.3f} | "
-            f"{r['peak_rss_mb']:.0f} |"
-        )
-    settings = {"pipeline": pipeline, "senter": senter, "n_docs": n_docs, "rounds": rounds}
-    _write({"machine": machine, "settings": settings, "best": best, "runs": runs}, output, table)
+    benchmark.speed(output, modes, n_docs, rounds, threads, pipeline, senter)
 
 
 @app.command("memory")
 def memory(
-    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
+    output: Path = OUTPUT,
     mode: str = typer.Option("pairs_all", help="Configuration to measure."),
     sizes: str = typer.Option("500,2000", help="Comma-separated numbers of documents."),
-    threads: int = typer.Option(1, help="torch threads."),
+    threads: int = THREADS,
     repeats: int = typer.Option(
         3, help="Separate processes per configuration and size; the table gives the median."
     ),
@@ -470,93 +71,30 @@ def memory(
         "this many bytes (0 to skip): large buffers then go back to the system when freed.",
     ),
 ) -> None:
-    """Peak RSS of one configuration streaming over growing numbers of documents, beside
-    the same measurement of a baseline configuration (the transformer alone), of the
-    configuration with the malloc_trim component, and of the configuration with a fixed
-    glibc mmap threshold.
+    """Peak RSS of one configuration over growing numbers of documents, beside a baseline,
+    the configuration with malloc_trim and with a fixed mmap threshold."""
+    benchmark.memory(output, mode, sizes, threads, repeats, baseline, trim, mmap_threshold)
 
-    The 316 documents are cycled with the cycle padded to a whole number of batches
-    (320 for batches of 16): otherwise a longer run meets batch compositions (up to
-    5,907 tokens) that a shorter one never processes, and the ratio of peaks measures
-    the largest batch met rather than growth. Each configuration and size runs in
-    ``repeats`` separate processes, interleaved, because the peak varies from process to
-    process with the allocator's state; the table gives medians with their ranges, the
-    JSON every run."""
-    machine = _machine(threads)
-    counts = [int(s) for s in sizes.split(",")]
-    rows: List[Tuple[str, str, Dict[str, str]]] = [(MODES[mode]["help"], mode, {})]
-    if baseline:
-        rows.append((MODES[baseline]["help"], baseline, {}))
-    if trim:
-        trim_mode = mode + TRIM_SUFFIX
-        label = MODES.get(trim_mode, {"help": f"{MODES[mode]['help']} + malloc_trim"})["help"]
-        rows.append((label, trim_mode, {}))
-    if mmap_threshold:
-        env = {"MALLOC_MMAP_THRESHOLD_": str(mmap_threshold)}
-        rows.append((f"{MODES[mode]['help']}, MALLOC_MMAP_THRESHOLD_={mmap_threshold}", mode, env))
-    runs: List[Dict[int, List[Dict[str, Any]]]] = [{n: [] for n in counts} for _ in rows]
-    for repeat in range(repeats):
-        for index, (_label, name, env) in enumerate(rows):
-            for n in counts:
-                result = _spawn(name, n, threads, env, align=True)
-                result["repeat"] = repeat
-                runs[index][n].append(result)
-                print(
-                    f"repeat {repeat + 1} {name}{' ' + str(env) if env else ''} {n} docs: "
-                    f"{result['peak_rss_mb']:.0f} MB, {result['docs_per_s']:.2f} docs/s",
-                    flush=True,
-                )
-    machine["loadavg_after"] = os.getloadavg()
-    measured: List[Dict[str, Any]] = []
-    for (label, name, env), by_size in zip(rows, runs, strict=True):
-        sizes_summary: List[Dict[str, Any]] = []
-        for n in counts:
-            peaks = [r["peak_rss_mb"] for r in by_size[n]]
-            sizes_summary.append(
-                {
-                    "n_docs": n,
-                    "median_peak_rss_mb": statistics.median(peaks),
-                    "min_peak_rss_mb": min(peaks),
-                    "max_peak_rss_mb": max(peaks),
-                    "median_docs_per_s": statistics.median(r["docs_per_s"] for r in by_size[n]),
-                    "runs": by_size[n],
-                }
-            )
-        first = sizes_summary[0]["median_peak_rss_mb"]
-        for summary in sizes_summary:
-            summary["median_ratio_to_first"] = summary["median_peak_rss_mb"] / first
-        measured.append({"configuration": label, "mode": name, "env": env, "sizes": sizes_summary})
-    n_file, n_cycle = len(cycle()), len(cycle(BATCH_SIZE))
-    header = " | ".join(f"{n} docs: peak RSS (MB)" for n in counts)
-    table = [
-        f"Peak RSS streaming over the UD EWT test documents in batches of {BATCH_SIZE}, "
-        f"each run in its own process, median of {repeats} runs (min-max), torch threads "
-        f"{threads}, load average before {machine['loadavg_before'][0]:.2f}, after "
-        f"{machine['loadavg_after'][0]:.2f}. The {n_file} documents are cycled padded to "
-        f"{n_cycle}, a whole number of batches, so that every batch of the longer run also "
-        f"occurs in the shorter one and the ratio measures growth, not a larger batch met "
-        f"later. Target: '{MODES[mode]['help']}' at {counts[-1]} documents within 10% of "
-        f"{counts[0]}.",
-        "",
-        f"| configuration | {header} | RSS {counts[-1]} / {counts[0]} (medians) "
-        f"| docs/s at {counts[-1]} |",
-        "|---|" + "---|" * (len(counts) + 2),
-    ]
-    for entry in measured:
-        summaries = entry["sizes"]
-        cells = " | ".join(
-            f"{s['median_peak_rss_mb']:.0f} ({s['min_peak_rss_mb']:.0f}-{s['max_peak_rss_mb']:.0f})"
-            for s in summaries
-        )
-        table.append(
-            f"| {entry['configuration']} | {cells} | {summaries[-1]['median_ratio_to_first']:.3f} "
-            f"| {summaries[-1]['median_docs_per_s']:.2f} |"
-        )
-    _write(
-        {"machine": machine, "mode": mode, "repeats": repeats, "measured": measured},
-        output,
-        table,
-    )
+
+@app.command("long")
+def long(
+    output: Path = OUTPUT,
+    modes: str = typer.Option(benchmark.LONG_MODES, help="Comma-separated configurations."),
+    sizes: str = typer.Option("1000,10000,100000", help="Comma-separated document lengths."),
+    threads: int = THREADS,
+) -> None:
+    """Peak RSS and time of one document of each length through each configuration."""
+    benchmark.long(output, modes, sizes, threads)
+
+
+@app.command("scale")
+def scale(
+    output: Path = OUTPUT,
+    n_docs: int = typer.Option(1280, help="Documents (EWT test, cycled)."),
+    partition: int = typer.Option(64, help="Documents per partition."),
+) -> None:
+    """docs/s of the default pipeline in one process and on a local Dask cluster."""
+    benchmark.scale(output, n_docs, partition)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,38 @@
+"""The benchmark protocol's child process (``python -m paper.benchmark``): what it
+measures, not how fast (speed is reported by ``spacy project run benchmark-*``, never
+asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import spacy
+
+from paper import benchmark
+
+
+def test_worker_measures_the_cycled_documents(capsys: Any) -> None:
+    benchmark.worker(["one", "sentences", "3", "1"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    texts = benchmark.cycle()[:3]
+    tokenizer = spacy.blank("en").tokenizer
+    assert result["mode"] == "sentences" and result["n_docs"] == 3
+    assert result["n_tokens"] == sum(len(tokenizer(text)) for text in texts)
+    assert result["seconds"] > 0 and result["docs_per_s"] == 3 / result["seconds"]
+    assert result["peak_rss_mb"] >= result["peak_rss_before_mb"] > 0
+
+
+def test_build_gives_each_mode_its_components() -> None:
+    assert benchmark.build("transformer").pipe_names == ["transformer"]
+    sentences = benchmark.build("sentences")
+    assert sentences.get_pipe("attn_segmenter").cfg["spans_key"] == ""
+    assert "attn_head_pairs" in benchmark.build("pairs_layer").pipe_names
+
+
+def test_long_text_reaches_the_length() -> None:
+    text = benchmark.long_text(2000)
+    assert len(spacy.blank("en").tokenizer(text)) >= 2000
+    assert text.startswith(benchmark.cycle()[0])
+    assert Path(benchmark.EWT_TEST).exists()
