@@ -1,5 +1,5 @@
 """Topic segments of the default pipeline, as a user runs it (plain text in, its own
-sentences, one setting for every set), against peers, on four sets:
+sentences, one setting for every set), against peers, on five sets:
 
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
   WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:
@@ -9,7 +9,9 @@ sentences, one setting for every set), against peers, on four sets:
 * ``wikitext``: WikiText-2 articles, reference segments = lead and sections (the reader of
   ``paper.sections``), sentences joined by spaces (no paragraph breaks);
 * ``wikitext, paragraphs``: the same articles as their paragraphs separated by blank
-  lines (headings removed), as the text reaches a user.
+  lines (headings removed), as the text reaches a user;
+* ``wikitext, one paragraph per line``: the same paragraphs separated by single line
+  breaks (as in WikiText's own files and many text dumps).
 
 First half tuning, second half report. Pk and WindowDiff are computed in spaCy tokens per
 document (k = half the mean reference segment length in tokens) and averaged over
@@ -76,8 +78,9 @@ def wikitext_docs(half: str) -> List[TopicDocument]:
     return docs
 
 
-def wikitext_paragraph_docs(half: str) -> List[TopicDocument]:
-    """Articles as paragraphs separated by blank lines."""
+def wikitext_paragraph_docs(half: str, separator: str = "\n\n") -> List[TopicDocument]:
+    """Articles as paragraphs separated by ``separator`` (a blank line, or a line break:
+    one paragraph per line)."""
     docs = []
     for segments in (article.sections for article in wikitext_half(half)):
         parts: List[str] = []
@@ -87,9 +90,9 @@ def wikitext_paragraph_docs(half: str) -> List[TopicDocument]:
             starts.append(offset)
             for paragraph in paragraphs:
                 parts.append(paragraph.strip())
-                offset += len(parts[-1]) + 2
+                offset += len(parts[-1]) + len(separator)
         if sum(len(p) for p in segments) >= 2:
-            docs.append(TopicDocument("\n\n".join(parts), starts))
+            docs.append(TopicDocument(separator.join(parts), starts))
     return docs
 
 
@@ -282,7 +285,7 @@ def evaluate(
     threads: int = 1,
 ) -> Dict[str, Any]:
     """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
-    ``peers``, the other systems on the four sets of ``half`` ("tune" or "report");
+    ``peers``, the other systems on the five sets of ``half`` ("tune" or "report");
     writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
     recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
@@ -295,6 +298,7 @@ def evaluate(
         "synthetic, WikiText pieces": lambda: wikipieces_docs(half, n_synthetic),
         "wikitext": lambda: wikitext_docs(half),
         "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
+        "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
     }
     results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
     payload = {

@@ -143,20 +143,38 @@ def token_classes(doc: Doc) -> TokenClasses:
     return TokenClasses(continues, opens, blank, space, terminal)
 
 
+PARAGRAPH_SEPARATOR = "\u2029"
+# A text whose non-blank lines are this long or longer (median, in characters) is not
+# hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
+# line breaks ends a paragraph, as in text with one paragraph per line.
+UNWRAPPED_LINE_CHARS = 100
+
+
 def is_blank_line(token: Any) -> bool:
-    """A whitespace token that holds two or more line breaks: a paragraph break."""
-    return bool(token.is_space and token.text.count("\n") >= 2)
+    """A whitespace token that holds two or more line breaks, or Unicode's paragraph
+    separator: a paragraph break."""
+    text = token.text
+    return bool(token.is_space and (text.count("\n") >= 2 or PARAGRAPH_SEPARATOR in text))
+
+
+def lines_are_paragraphs(text: str) -> bool:
+    """Whether ``text`` holds one paragraph per line: more than one non-blank line, of
+    median length ``UNWRAPPED_LINE_CHARS`` or more."""
+    lengths = [len(line.strip()) for line in text.splitlines() if line.strip()]
+    return len(lengths) > 1 and float(numpy.median(lengths)) >= UNWRAPPED_LINE_CHARS
 
 
 def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it opens a paragraph: the
-    first does, and one whose preceding whitespace tokens hold a blank line."""
+    first does, and one whose preceding whitespace tokens hold a blank line or, in a
+    text with one paragraph per line (``lines_are_paragraphs``), a line break."""
+    per_line = lines_are_paragraphs(doc.text)
     out = numpy.zeros(len(sent_starts), dtype=bool)
     for k, start in enumerate(sent_starts):
         i = int(start) - 1
         blank = k == 0
         while not blank and i >= 0 and doc[i].is_space:
-            blank = is_blank_line(doc[i])
+            blank = is_blank_line(doc[i]) or (per_line and "\n" in doc[i].text)
             i -= 1
         out[k] = blank
     return out

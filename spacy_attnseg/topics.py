@@ -3,11 +3,11 @@ of the sentences (or paragraphs) -> segments within the size limits.
 
 1. **Vectors.** The captured hidden states (the sum of the last layers' outputs, see
    ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
-   they occur). A unit of segmentation is a sentence or, where the text has blank-line
-   paragraph breaks, a paragraph (the mean of its sentences' vectors). Unit vectors are
-   centred by the document's mean, each dimension is divided by its spread over the
-   document plus the mean spread (``standardise``, the default), and they are scaled
-   to unit length.
+   they occur). A unit of segmentation is a sentence or, where the text has paragraph
+   breaks (``sentences.paragraph_starts``), a paragraph (the mean of its sentences'
+   vectors). Unit vectors are centred by the document's mean, each dimension is divided
+   by its spread over the document plus the mean spread (``standardise``, the default),
+   and they are scaled to unit length.
 2. **Partition** (the default method): the segmentation that minimises the sum, over
    segments, of the squared distances of the segment's unit vectors from their mean,
    plus ``penalty * noise * ln(n_units)`` per boundary (kernel change-point detection

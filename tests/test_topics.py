@@ -160,8 +160,8 @@ def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
 def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any) -> None:
     """The component's segments equal ``topics.segment`` applied to per-sentence means,
     computed token by token, of the summed ``output_hidden_states`` of the last four
-    layers, with and without ``segment_standardise``; with paragraphs, segments start
-    only at paragraph starts."""
+    layers, with and without ``segment_standardise``; with paragraphs (blank lines, or
+    one paragraph per line), segments start only at paragraph starts."""
     from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
@@ -173,7 +173,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
     unstandardised = load_pipeline(
         "attention", overrides={"components.attn_segmenter.segment_standardise": False}
     )
-    for separator in (" ", "\n\n"):
+    for separator in (" ", "\n\n", "\n"):
         text = separator.join(PIECES + PIECES[:1])
         doc = minilm_nlp(text)
         ref = reference(text)
@@ -185,7 +185,8 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         for k, sent in enumerate(sents):
             rows = [r for t in sent for r in ref._.trf_data.align[t.i].data.ravel().tolist()]
             means[k] = flat[rows].mean(axis=0)
-        paragraph = [k == 0 or "\n\n" in doc[s.start - 1].text for k, s in enumerate(sents)]
+        # the pieces are the paragraphs: a sentence after the separator opens one
+        paragraph = [k == 0 or separator in doc[s.start - 1].text for k, s in enumerate(sents)]
         starts, scores = topics.segment(
             means, paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None
         )
@@ -432,3 +433,51 @@ def test_paragraph_starts(minilm_nlp: Any) -> None:
     starts = [0, 3, 7, 11, 14]  # One, Two, Three, Four, Five
     assert [doc[i].text for i in starts] == ["One", "Two", "Three", "Four", "Five"]
     assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False, True, True, False]
+
+
+def _starts_after_periods(doc: Any) -> List[int]:
+    """Token index of each sentence's first word: the first word and every word after a
+    full stop."""
+    words = [token for token in doc if not token.is_space]
+    return [words[0].i] + [b.i for a, b in zip(words[:-1], words[1:], strict=True) if a.text == "."]
+
+
+PARAGRAPHS = [
+    "The river rises in the northern hills and runs south through farmland for most of its "
+    "length. Mills were built along it in the eighteenth century.",
+    "The town's football club was founded in 1887 and plays in the regional league. Its "
+    "ground holds about four thousand people.",
+    "A railway line reached the town in 1851 and closed to passengers in 1964. The old "
+    "station is now a library.",
+]
+
+
+def test_paragraph_starts_one_paragraph_per_line(minilm_nlp: Any) -> None:
+    from spacy_attnseg.sentences import lines_are_paragraphs, paragraph_starts
+
+    text = "\n".join(PARAGRAPHS)
+    assert lines_are_paragraphs(text)
+    doc = minilm_nlp.make_doc(text)
+    starts = _starts_after_periods(doc)
+    assert [doc[i].text for i in starts] == ["The", "Mills", "The", "Its", "A", "The"]
+    assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False] * 3
+    # Unicode's paragraph separator is a paragraph break in any text
+    doc = minilm_nlp.make_doc("\u2029".join(PARAGRAPHS))
+    assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False] * 3
+
+
+def test_paragraph_starts_hard_wrapped(minilm_nlp: Any) -> None:
+    import textwrap
+
+    from spacy_attnseg.sentences import lines_are_paragraphs, paragraph_starts
+
+    # wrapped at 72 characters: single line breaks fall inside sentences and are not
+    # paragraph breaks; the blank line is
+    text = "\n\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS[:2])
+    assert not lines_are_paragraphs(text) and text.count("\n") > 4
+    doc = minilm_nlp.make_doc(text)
+    starts = _starts_after_periods(doc)
+    assert [doc[i].text for i in starts] == ["The", "Mills", "The", "Its"]
+    assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False, True, False]
+    # one long line is one paragraph, not one per line
+    assert not lines_are_paragraphs(PARAGRAPHS[0])

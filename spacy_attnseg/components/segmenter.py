@@ -163,9 +163,10 @@ def make_attn_segmenter(
     segment_standardise (bool): divide each dimension of the sentence vectors by its
         spread over the document plus the mean spread before comparing them, so that a
         few high-variance dimensions do not decide every distance.
-    segment_paragraphs (bool): where the text has blank-line paragraph breaks, segments
-        start only at them (each segment holds whole paragraphs) unless a size limit
-        splits a paragraph.
+    segment_paragraphs (bool): where the text has paragraph breaks (blank lines, or
+        line breaks in a text with one paragraph per line, see
+        ``sentences.lines_are_paragraphs``), segments start only at them (each segment
+        holds whole paragraphs) unless a size limit splits a paragraph.
     segment_window (int): "texttiling": sentences on each side of a gap compared.
     segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
         mean minus this many standard deviations of the document's valley depths.
