@@ -21,7 +21,7 @@ documents with sentence-final punctuation and ``threshold_no_punct`` on those wi
 best of a 0.05..0.8 grid after smoothing F1 over neighbouring grid points. They are
 written into the component's ``cfg`` (and ``config.cfg``) of ``model-best`` and
 recorded in ``training.json`` with the dev F1 at each (the project's boundary protocol);
-the time counts as training time.
+the time counts as training time (``spacy_attnseg.calibration.tune_senter_thresholds``).
 """
 
 from __future__ import annotations
@@ -32,86 +32,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
-
-THRESHOLD_GRID = [round(0.05 + 0.025 * i, 3) for i in range(31)]  # 0.05 .. 0.8
-
-
-def best_threshold(
-    decide: Callable[[float], Sequence[Any]], gold: Sequence[Any]
-) -> Optional[Tuple[float, float]]:
-    """The grid threshold with the best boundary F1 (first token of a doc not counted),
-    F1 smoothed over each grid point and its two neighbours, and the F1 (unsmoothed) at
-    it; None without gold starts.
-    ``decide(threshold)`` gives the predicted starts of every doc (``AttnSenter.decide``,
-    so that the threshold is chosen for the decisions the component makes)."""
-    import numpy
-
-    if not gold or not sum(int(g[1:].sum()) for g in gold):
-        return None
-    scores = []
-    for threshold in THRESHOLD_GRID:
-        tp = n_pred = n_gold = 0
-        for pred, g in zip(decide(threshold), gold, strict=True):
-            pred = numpy.asarray(pred, dtype=bool)[1:]
-            tp += int((pred & g[1:]).sum())
-            n_pred += int(pred.sum())
-            n_gold += int(g[1:].sum())
-        scores.append(2 * tp / max(1, n_pred + n_gold))
-    padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
-    smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
-    best = int(numpy.argmax(smoothed))
-    return THRESHOLD_GRID[best], round(100 * float(scores[best]), 1)
-
-
-def tune_thresholds(model_dir: Path, dev_path: Path, name: str = "attn_senter") -> Dict[str, Any]:
-    """Choose the attn_senter thresholds of a saved pipeline on dev data and save them."""
-    import numpy
-    import spacy
-    from spacy.training import Corpus
-    from spacy.util import load_config
-
-    from spacy_attnseg.features import lacks_final_punct
-
-    nlp = spacy.load(model_dir)
-    senter = nlp.get_pipe(name)
-    examples = list(Corpus(str(dev_path))(nlp))
-    trf = nlp.get_pipe(senter.cfg["transformer"])
-    docs = list(trf.pipe([eg.predicted for eg in examples]))
-    probs = senter.predict_proba(docs)
-    gold = [
-        numpy.array([tag == 1 for tag in eg.get_aligned("SENT_START")], dtype=bool)
-        for eg in examples
-    ]
-    groups: Dict[bool, List[int]] = {False: [], True: []}
-    for i, doc in enumerate(docs):
-        groups[lacks_final_punct(doc)].append(i)
-    chosen: Dict[str, Any] = {
-        "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])}
-    }
-    chosen["dev_f1"] = {}
-    for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
-        group = groups[unpunct]
-        best = best_threshold(
-            lambda threshold, group=group: [
-                senter.decide(docs[i], probs[i], threshold) for i in group
-            ],
-            [gold[i] for i in group],
-        )
-        chosen[key] = None if best is None else best[0]
-        if best is not None:
-            senter.cfg[key] = best[0]
-            chosen["dev_f1"]["no_punct" if unpunct else "punct"] = best[1]
-    nlp.to_disk(model_dir)
-    # nlp.config is a copy: write the chosen values into the saved config.cfg too (the
-    # component's cfg file, which from_disk reads last, already holds them).
-    config_path = model_dir / "config.cfg"
-    config = load_config(config_path, interpolate=False)
-    for key in ("threshold", "threshold_no_punct"):
-        if chosen[key] is not None:
-            config["components"][name][key] = chosen[key]
-    config.to_disk(config_path)
-    return chosen
+from typing import Any, Dict, List
 
 
 def parse_overrides(args: List[str]) -> Dict[str, Any]:
@@ -165,8 +86,10 @@ def main(argv: List[str] | None = None) -> int:
     if args.tune_thresholds and (best_dir / "attn_senter").exists():
         from spacy.util import load_config
 
+        from spacy_attnseg.calibration import tune_senter_thresholds
+
         dev = overrides.get("paths.dev") or load_config(args.config)["paths"]["dev"]
-        thresholds = tune_thresholds(best_dir, Path(dev))
+        thresholds = tune_senter_thresholds(best_dir, Path(dev))
         print(f"thresholds chosen on {dev}: {thresholds}")
     seconds = time.perf_counter() - start
     cpu_seconds = time.process_time() - cpu_start

@@ -1,4 +1,6 @@
-"""Choose layers, heads and threshold of ``attn_segmenter`` from gold sentence boundaries.
+"""Choose layers, heads and threshold of ``attn_segmenter`` from gold sentence boundaries
+(``calibrate_segmenter``), and the decision thresholds of a trained ``attn_senter``
+(``tune_senter_thresholds``).
 
 The transformer runs once over the examples with every head's column sums captured.
 Every single head is scored (boundary F1 at its best threshold); then, within each layer,
@@ -13,7 +15,7 @@ to the first token.
 import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -327,3 +329,90 @@ def calibrate_segmenter(
         raise ValueError(Errors.E009.format(n=0))
     calibrator = collect(component, examples)
     return search(calibrator, max_heads=max_heads)
+
+
+# the thresholds tried for a trained attn_senter: 0.05 .. 0.8
+SENTER_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(31)]
+
+
+def best_threshold(
+    decide: Callable[[float], Sequence[Any]], gold: Sequence[numpy.ndarray]
+) -> Optional[Tuple[float, float]]:
+    """The ``SENTER_THRESHOLDS`` point with the best boundary F1 (the first token of a doc
+    not counted), F1 smoothed over each point and its two neighbours, and the F1
+    (unsmoothed, in percent) at it; None without gold starts.
+
+    decide: ``decide(threshold)`` gives the predicted starts (a boolean per token) of
+        every doc, as the component decides them (``AttnSenter.decide``).
+    gold: the gold starts of every doc, a boolean per token.
+    """
+    if not gold or not sum(int(g[1:].sum()) for g in gold):
+        return None
+    scores = []
+    for threshold in SENTER_THRESHOLDS:
+        tp = n_pred = n_gold = 0
+        for pred, g in zip(decide(threshold), gold, strict=True):
+            pred = numpy.asarray(pred, dtype=bool)[1:]
+            tp += int((pred & g[1:]).sum())
+            n_pred += int(pred.sum())
+            n_gold += int(g[1:].sum())
+        scores.append(2 * tp / max(1, n_pred + n_gold))
+    padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
+    smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
+    best = int(numpy.argmax(smoothed))
+    return SENTER_THRESHOLDS[best], round(100 * float(scores[best]), 1)
+
+
+def tune_senter_thresholds(
+    model_dir: Path, dev_path: Path, name: str = "attn_senter"
+) -> Dict[str, Any]:
+    """Choose the thresholds of the ``attn_senter`` named ``name`` in the pipeline saved at
+    ``model_dir`` on the gold sentences of ``dev_path`` (a ``.spacy`` file), and save them
+    there (the component's ``cfg`` and ``config.cfg``, so that ``spacy.load`` and
+    ``nlp.config`` agree): ``threshold`` on the documents with sentence-final
+    punctuation, ``threshold_no_punct`` on those without (``lacks_final_punct``, the rule
+    the component applies), each by ``best_threshold``. Returns the chosen values, the
+    number of documents of each kind and the dev F1 at each."""
+    import spacy
+    from spacy.training import Corpus
+    from spacy.util import load_config
+
+    from .features import lacks_final_punct
+
+    nlp = spacy.load(model_dir)
+    senter: Any = nlp.get_pipe(name)
+    examples = list(Corpus(str(dev_path))(nlp))
+    trf: Any = nlp.get_pipe(senter.cfg["transformer"])
+    docs = list(trf.pipe([eg.predicted for eg in examples]))
+    probs = senter.predict_proba(docs)
+    gold = [
+        numpy.array([tag == 1 for tag in eg.get_aligned("SENT_START")], dtype=bool)
+        for eg in examples
+    ]
+    groups: Dict[bool, List[int]] = {False: [], True: []}
+    for i, doc in enumerate(docs):
+        groups[lacks_final_punct(doc)].append(i)
+    chosen: Dict[str, Any] = {
+        "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])},
+        "dev_f1": {},
+    }
+    for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
+        group = groups[unpunct]
+
+        def decide(threshold: float, group: List[int] = group) -> List[Any]:
+            return [senter.decide(docs[i], probs[i], threshold) for i in group]
+
+        best = best_threshold(decide, [gold[i] for i in group])
+        chosen[key] = None if best is None else best[0]
+        if best is not None:
+            senter.cfg[key] = best[0]
+            chosen["dev_f1"]["no_punct" if unpunct else "punct"] = best[1]
+    nlp.to_disk(model_dir)
+    # nlp.config is a copy: write the chosen values into the saved config.cfg too
+    config_path = Path(model_dir) / "config.cfg"
+    config = load_config(config_path, interpolate=False)
+    for key in ("threshold", "threshold_no_punct"):
+        if chosen[key] is not None:
+            config["components"][name][key] = chosen[key]
+    config.to_disk(config_path)
+    return chosen

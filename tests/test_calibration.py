@@ -222,3 +222,68 @@ def test_calibration_on_ewt_dev(tmp_path: Path) -> None:
     heads = numpy.asarray(doc._.trf_data.model_output[COLSUM_HEADS])[0].tolist()
     layer = cfg["layers"][0]
     assert heads == sorted([layer, h] for h in (cfg["heads"] or range(12)))
+
+
+def test_best_threshold_prefers_a_plateau_to_a_spike() -> None:
+    """Smoothed over neighbouring thresholds: one perfect threshold between bad ones
+    loses to a run of thresholds that each add one false start."""
+    from spacy_attnseg.calibration import SENTER_THRESHOLDS, best_threshold
+
+    rng = numpy.random.default_rng(0)
+    gold = [rng.random(30) < 0.2 for _ in range(4)]
+    for g in gold:
+        g[0] = True
+    n_gold = sum(int(g[1:].sum()) for g in gold)
+    spike = SENTER_THRESHOLDS[5]
+    plateau = SENTER_THRESHOLDS[20:24]
+
+    def decide(threshold: float) -> List[numpy.ndarray]:
+        if threshold == spike:
+            return [g.copy() for g in gold]
+        if threshold in plateau:
+            preds = [g.copy() for g in gold]
+            preds[0][numpy.flatnonzero(~gold[0])[0]] = True  # one false start
+            return preds
+        return [~g for g in gold]
+
+    threshold, f1 = best_threshold(decide, gold)  # type: ignore[misc]
+    assert threshold in plateau[1:-1]
+    assert f1 == round(100 * 2 * n_gold / (2 * n_gold + 1), 1)
+    assert best_threshold(lambda t: [numpy.zeros(3, bool)], [numpy.zeros(3, bool)]) is None
+
+
+def test_tune_senter_thresholds_saves_what_it_chose(tmp_path: Path) -> None:
+    """The thresholds chosen on dev documents reach the component's cfg and config.cfg
+    of the saved pipeline, and the dev F1 recorded is that of the reloaded pipeline's
+    sentences on those documents, counted here."""
+    from spacy.tokens import DocBin
+
+    from spacy_attnseg import load_pipeline
+    from spacy_attnseg.calibration import tune_senter_thresholds
+    from spacy_attnseg.features import lacks_final_punct
+
+    nlp = load_pipeline("default")
+    nlp.to_disk(tmp_path / "model")
+    docs = read_conllu_documents(EWT_DEV)[:8]
+    docs += read_conllu_documents(EWT_DEV, strip_final_punct=True)[8:16]
+    references = [eg.reference for eg in to_spacy_examples(nlp, docs)]
+    DocBin(docs=references).to_disk(tmp_path / "dev.spacy")
+    chosen = tune_senter_thresholds(tmp_path / "model", tmp_path / "dev.spacy")
+    assert chosen["n_docs"]["punct"] > 0 and chosen["n_docs"]["no_punct"] > 0
+    loaded = spacy.load(tmp_path / "model")
+    senter = loaded.get_pipe("attn_senter")
+    for key in ("threshold", "threshold_no_punct"):
+        assert senter.cfg[key] == chosen[key]  # type: ignore[attr-defined]
+        assert loaded.config["components"]["attn_senter"][key] == chosen[key]
+    counts = {False: [0, 0, 0], True: [0, 0, 0]}  # tp, predicted, gold
+    for reference in references:
+        doc = loaded(reference.text)
+        pred = {s.start for s in doc.sents} - {0}
+        gold = {s.start for s in reference.sents} - {0}
+        group = counts[lacks_final_punct(doc)]
+        group[0] += len(pred & gold)
+        group[1] += len(pred)
+        group[2] += len(gold)
+    for unpunct, name in ((False, "punct"), (True, "no_punct")):
+        tp, n_pred, n_gold = counts[unpunct]
+        assert chosen["dev_f1"][name] == round(100 * 2 * tp / (n_pred + n_gold), 1)
