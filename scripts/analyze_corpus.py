@@ -37,12 +37,23 @@ def _setup(threads: int) -> None:
     set_threads(threads)
 
 
+# options shared by the commands
+WINDOWS = typer.Argument(..., help="Windows written by `windows`.")
+CONFIG = typer.Option(DEFAULT_CONFIG, "--config", "-c", help=CONFIG_HELP)
+METRICS = typer.Option(Path("metrics/analysis"), "--metrics")
+FIGURES = typer.Option(Path("figures"), "--figures")
+N_WINDOWS = typer.Option(0, "--n-windows", "-n", help="Windows to use (0: all).")
+BATCH_SIZE = typer.Option(32, "--batch-size")
+GPU_ID = typer.Option(-1, "--gpu-id", help="GPU to use (-1: CPU).")
+THREADS = typer.Option(0, "--threads", help="torch CPU threads (0: default).")
+
+
 @app.command("windows")
 def windows_cli(
     wikitext: Path = typer.Argument(..., help="WikiText raw file (wiki.test.raw)."),
     output: Path = typer.Argument(..., help="Where to write the windows (.spacy)."),
-    config: Path = typer.Option(DEFAULT_CONFIG, "--config", "-c", help=CONFIG_HELP),
-    metrics: Path = typer.Option(Path("metrics/analysis"), "--metrics"),
+    config: Path = CONFIG,
+    metrics: Path = METRICS,
 ) -> None:
     """Cut WikiText into windows of 128 wordpieces with the model's tokenizer."""
     from paper.run import run_windows
@@ -56,14 +67,14 @@ def windows_cli(
 
 @app.command("attention")
 def attention_cli(
-    windows: Path = typer.Argument(..., help="Windows written by `windows`."),
-    config: Path = typer.Option(DEFAULT_CONFIG, "--config", "-c", help=CONFIG_HELP),
-    metrics: Path = typer.Option(Path("metrics/analysis"), "--metrics"),
-    figures: Path = typer.Option(Path("figures"), "--figures"),
-    n_windows: int = typer.Option(0, "--n-windows", "-n", help="Windows to use (0: all)."),
-    batch_size: int = typer.Option(32, "--batch-size"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", help="GPU to use (-1: CPU)."),
-    threads: int = typer.Option(0, "--threads", help="torch CPU threads (0: default)."),
+    windows: Path = WINDOWS,
+    config: Path = CONFIG,
+    metrics: Path = METRICS,
+    figures: Path = FIGURES,
+    n_windows: int = N_WINDOWS,
+    batch_size: int = BATCH_SIZE,
+    gpu_id: int = GPU_ID,
+    threads: int = THREADS,
 ) -> None:
     """Summed attention maps, diagonal bands, attention received (Figs. 2, 3, 4)."""
     from paper.run import run_attention
@@ -78,15 +89,15 @@ def attention_cli(
 
 @app.command("example")
 def example_cli(
-    windows: Path = typer.Argument(..., help="Windows written by `windows`."),
-    config: Path = typer.Option(DEFAULT_CONFIG, "--config", "-c", help=CONFIG_HELP),
-    metrics: Path = typer.Option(Path("metrics/analysis"), "--metrics"),
-    figures: Path = typer.Option(Path("figures"), "--figures"),
+    windows: Path = WINDOWS,
+    config: Path = CONFIG,
+    metrics: Path = METRICS,
+    figures: Path = FIGURES,
     window: int = typer.Option(-1, "--window", help="Window index (-1: first full one)."),
     layer: int = typer.Option(-1, "--layer", help="Layer (0-based, -1: last)."),
     head: int = typer.Option(-1, "--head", help="Head (0-based, -1: most columnar)."),
-    gpu_id: int = typer.Option(-1, "--gpu-id", help="GPU to use (-1: CPU)."),
-    threads: int = typer.Option(0, "--threads", help="torch CPU threads (0: default)."),
+    gpu_id: int = GPU_ID,
+    threads: int = THREADS,
 ) -> None:
     """One window: attention maps, context similarity blocks, pair tables (Figs. 4, 5, 9,
     12)."""
@@ -101,14 +112,14 @@ def example_cli(
 
 @app.command("pairs")
 def pairs_cli(
-    windows: Path = typer.Argument(..., help="Windows written by `windows`."),
-    config: Path = typer.Option(DEFAULT_CONFIG, "--config", "-c", help=CONFIG_HELP),
-    metrics: Path = typer.Option(Path("metrics/analysis"), "--metrics"),
-    figures: Path = typer.Option(Path("figures"), "--figures"),
-    n_windows: int = typer.Option(0, "--n-windows", "-n", help="Windows to use (0: all)."),
-    batch_size: int = typer.Option(32, "--batch-size"),
-    gpu_id: int = typer.Option(-1, "--gpu-id", help="GPU to use (-1: CPU)."),
-    threads: int = typer.Option(0, "--threads", help="torch CPU threads (0: default)."),
+    windows: Path = WINDOWS,
+    config: Path = CONFIG,
+    metrics: Path = METRICS,
+    figures: Path = FIGURES,
+    n_windows: int = N_WINDOWS,
+    batch_size: int = BATCH_SIZE,
+    gpu_id: int = GPU_ID,
+    threads: int = THREADS,
 ) -> None:
     """High context-similarity pairs of every head (Figs. 6, 7, 8, 10, 11, 12, 13)."""
     from paper.run import run_pairs
