@@ -1,5 +1,6 @@
 """Speed and memory of the transformer with and without the attnseg components: the
-benchmark protocols behind ``scripts/benchmark.py``.
+benchmark protocols behind ``scripts/benchmark.py`` (which holds the options and their
+defaults).
 
 Every configuration runs in its own process (so peak RSS is its own), over the same
 documents (UD EWT test documents, repeated to reach --n-docs), with torch pinned to
@@ -167,6 +168,10 @@ def run_one(
     )
 
 
+# a child process: this module run with the repository on the path
+WORKER = [sys.executable, "-m", "paper.benchmark"]
+
+
 def _spawn(
     mode: str,
     n_docs: int,
@@ -192,10 +197,6 @@ def _spawn(
     if senter:
         command += ["--senter", senter]
     return _child(command, env)
-
-
-# a child process: this module run with the repository on the path
-WORKER = [sys.executable, "-m", "paper.benchmark"]
 
 
 def _child(command: List[str], env: Dict[str, str]) -> Dict[str, Any]:
@@ -273,9 +274,7 @@ def run_one_long(mode: str, n_tokens: int, threads: int) -> None:
 LONG_MODES = "transformer,senter,segmenter,pairs_layer,default,everything"
 
 
-def long(
-    output: Path, modes: str = LONG_MODES, sizes: str = "1000,10000,100000", threads: int = 1
-) -> None:
+def long(output: Path, modes: str, sizes: str, threads: int) -> None:
     """Peak RSS and time of one document of each length through each configuration, each
     in its own process, beside the transformer alone (a plain spacy-transformers
     pipeline) on the same document: the components' memory must grow at most linearly
@@ -350,7 +349,7 @@ def run_one_scale(engine: str, workers: int, n_docs: int, partition: int) -> Non
     )
 
 
-def scale(output: Path, n_docs: int = 1280, partition: int = 64) -> None:
+def scale(output: Path, n_docs: int, partition: int) -> None:
     """docs/s of the default pipeline writing DocBin bytes: in one process (torch on one
     thread), and through the Dask engine on a local cluster of 1 and 2 worker processes
     (one thread each), start-up (cluster, pipeline loads) included; and the rate after
@@ -386,13 +385,7 @@ def scale(output: Path, n_docs: int = 1280, partition: int = 64) -> None:
 
 
 def speed(
-    output: Path,
-    modes: str = ",".join(SPEED_MODES),
-    n_docs: int = 316,
-    rounds: int = 2,
-    threads: int = 1,
-    pipeline: str = "attention",
-    senter: str = "",
+    output: Path, modes: str, n_docs: int, rounds: int, threads: int, pipeline: str, senter: str
 ) -> None:
     """Docs/s and peak RSS of each configuration, and ratios to the transformer alone."""
     chosen = [m.strip() for m in modes.split(",") if m.strip()]
@@ -431,13 +424,13 @@ def speed(
 
 def memory(
     output: Path,
-    mode: str = "pairs_all",
-    sizes: str = "500,2000",
-    threads: int = 1,
-    repeats: int = 3,
-    baseline: str = "transformer",
-    trim: bool = True,
-    mmap_threshold: int = 131072,
+    mode: str,
+    sizes: str,
+    threads: int,
+    repeats: int,
+    baseline: str,
+    trim: bool,
+    mmap_threshold: int,
 ) -> None:
     """Peak RSS of one configuration streaming over growing numbers of documents, beside
     the same measurement of a baseline configuration (the transformer alone), of the

@@ -158,9 +158,10 @@ def is_blank_line(token: Any) -> bool:
 
 
 def lines_are_paragraphs(text: str) -> bool:
-    """Whether ``text`` holds one paragraph per line: more than one non-blank line, of
-    median length ``UNWRAPPED_LINE_CHARS`` or more."""
-    lengths = [len(line.strip()) for line in text.splitlines() if line.strip()]
+    """Whether ``text`` holds one paragraph per line: more than one non-blank line (lines
+    end at ``\n``, the break ``paragraph_starts`` looks for), of median length
+    ``UNWRAPPED_LINE_CHARS`` or more."""
+    lengths = [len(line.strip()) for line in text.split("\n") if line.strip()]
     return len(lengths) > 1 and float(numpy.median(lengths)) >= UNWRAPPED_LINE_CHARS
 
 

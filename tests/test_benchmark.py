@@ -28,7 +28,12 @@ def test_build_gives_each_mode_its_components() -> None:
     assert benchmark.build("transformer").pipe_names == ["transformer"]
     sentences = benchmark.build("sentences")
     assert sentences.get_pipe("attn_segmenter").cfg["spans_key"] == ""
-    assert "attn_head_pairs" in benchmark.build("pairs_layer").pipe_names
+    # pairs modes: attn_head_pairs in place of attn_segmenter, on the heads the mode names
+    for mode, heads in (("pairs_layer", []), ("pairs_head", [0])):
+        nlp = benchmark.build(mode)
+        assert nlp.pipe_names == ["transformer", "attn_head_pairs"]
+        cfg = nlp.get_pipe("attn_head_pairs").cfg
+        assert (cfg["layers"], cfg["heads"]) == ([-1], heads)
 
 
 def test_long_text_reaches_the_length() -> None:
