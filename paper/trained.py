@@ -1,0 +1,130 @@
+"""Trained sentence-boundary pipelines and their peers on UD English EWT test: the protocol
+behind ``scripts/evaluate_trained.py`` (``spacy project run evaluate-trained``), which
+holds the options and their defaults.
+
+Every pipeline (a saved directory, a config or a shipped name, loaded with
+``spacy_attnseg.load_pipeline``) and every rule-based splitter of
+``paper.evaluation.SPLITTERS`` (spaCy's ``sentencizer`` among them) runs on the test
+documents in each of ``paper.evaluation.VARIANTS`` (as written; sentence-final
+``.``/``!``/``?`` removed and lowercased; every punctuation mark removed and lowercased),
+and is scored with the project's protocol (``evaluation.score_boundaries``: boundary
+P/R/F1, whitespace-insensitive, document start not counted, micro-averaged). Speed is
+documents per second of ``nlp.pipe`` (after one warm-up batch) on ``threads`` PyTorch
+threads; the training time is read from the ``training.json`` that
+``scripts/train_boundaries.py`` writes beside ``model-best``. Writes ``OUT.json`` and
+``OUT.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from .boundaries import run_pipeline
+from .evaluation import (
+    GoldDocument,
+    read_conllu_variants,
+    report_row,
+    score_boundaries,
+    splitter_rows,
+)
+
+
+def training_seconds(model: Path) -> Optional[float]:
+    """The training time recorded by scripts/train_boundaries.py, if any."""
+    for candidate in (model / "training.json", model.parent / "training.json"):
+        if candidate.exists():
+            return float(json.loads(candidate.read_text(encoding="utf8"))["seconds"])
+    return None
+
+
+def evaluate_pipeline(nlp: Any, docs: Sequence[GoldDocument], batch_size: int) -> Dict[str, Any]:
+    """Run ``nlp`` over the documents' texts (after one untimed warm-up batch), score the
+    sentence starts and time it."""
+    list(nlp.pipe([doc.text for doc in docs[:batch_size]], batch_size=batch_size))
+    predicted, docs_per_s, _ = run_pipeline(nlp, docs, batch_size)
+    scores = score_boundaries(docs, predicted)
+    scores.docs_per_s = docs_per_s
+    return scores.to_dict()
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    return "\u2013" if value is None else f"{float(value):.{digits}f}"
+
+
+def markdown(rows: List[Dict[str, Any]], title: str, notes: List[str]) -> str:
+    """The table of ``rows`` (system, variant, P, R, F1, docs/s, training minutes), then
+    the notes."""
+    lines = [
+        f"# {title}",
+        "",
+        "| system | variant | P | R | F1 | docs/s | training (min) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        if row.get("unavailable"):
+            lines.append(f"| {row['system']} | {row['variant']} | n/a | n/a | n/a | n/a | n/a |")
+            continue
+        minutes = None if row.get("train_s") is None else row["train_s"] / 60
+        lines.append(
+            f"| {row['system']} | {row['variant']} | {_number(row['p'])} | {_number(row['r'])} "
+            f"| {_number(row['f'])} | {_number(row['docs_per_s'], 0)} | {_number(minutes)} |"
+        )
+    return "\n".join([*lines, "", *notes]) + "\n"
+
+
+def evaluate(
+    pipelines: Sequence[str],
+    test: Path,
+    out: Path,
+    *,
+    splitters: Sequence[str],
+    batch_size: int,
+    threads: int,
+) -> Dict[str, Any]:
+    """Score every pipeline (``NAME=PATH``, or a shipped name alone) and splitter on every
+    variant of ``test``; write ``OUT.json`` and ``OUT.md``; return the JSON payload."""
+    import torch
+
+    from spacy_attnseg.loading import load_pipeline
+
+    torch.set_num_threads(threads)
+    corpora = read_conllu_variants(test)
+    rows: List[Dict[str, Any]] = []
+    for spec in pipelines:
+        name, _, path_text = spec.partition("=")
+        nlp = load_pipeline(path_text or name)  # a folder, a config or a shipped name
+        train_s = training_seconds(Path(path_text or name))
+        for variant, docs in corpora.items():
+            scores = evaluate_pipeline(nlp, docs, batch_size)
+            row = {"system": name, "variant": variant, "path": path_text or name, **scores}
+            row["train_s"] = train_s
+            rows.append(row)
+            report_row(row)
+        del nlp
+    rows += [{**row, "train_s": None} for row in splitter_rows(splitters, corpora)]
+
+    title = (
+        f"Trained sentence-boundary pipelines and peers on {test.name} "
+        f"({len(corpora['raw'])} documents; boundary P/R/F1 x100, whitespace-insensitive, "
+        "document start not counted)"
+    )
+    machine = f"{platform.machine()}, {threads} PyTorch threads, CPU"
+    notes = [
+        f"- Speed: documents per second on {machine}; training time from training.json.",
+        "- Variants (paper.evaluation): raw, as written; no-punct, every sentence's final "
+        ". ! ? removed and the text lowercased; lower-no-punct, every punctuation mark "
+        "removed (apostrophes and hyphens inside words stay) and the text lowercased.",
+        "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
+        "attn_senter's two thresholds (documents with / without sentence-final "
+        "punctuation) were chosen on the held-out EWT dev part (scripts/train_boundaries.py).",
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"title": title, "test": str(test), "machine": machine, "rows": rows}
+    Path(f"{out}.json").write_text(
+        json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf8"
+    )
+    Path(f"{out}.md").write_text(markdown(rows, title, notes), encoding="utf8")
+    return payload

@@ -1,0 +1,134 @@
+"""The reproduction's tools around the trained ``attn_senter`` (``paper.boundary_data``,
+``paper.ship``, ``paper.senter_heads``): the training data hold the treebank's own
+sentences, the committed configs are what shipping derives, and the head report's base
+decisions are the component's own."""
+
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+from spacy.language import Language
+from spacy.tokens import DocBin
+from spacy.util import load_config
+
+from paper.boundary_data import build
+from paper.ship import TARGETS, default_config
+
+REPO = Path(__file__).resolve().parents[1]
+EWT_DEV = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+WIKITEXT = REPO / "data" / "wikitext-2" / "wiki.test.raw"
+CONFIGS = REPO / "configs"
+
+
+def _first_documents(path: Path, n_docs: int, out: Path) -> List[List[str]]:
+    """The first ``n_docs`` documents of a CoNLL-U file, written to ``out``; returns each
+    document's ``# text`` lines, read here with a regular expression."""
+    blocks = path.read_text(encoding="utf8").split("# newdoc")[1 : n_docs + 1]
+    out.write_text("".join("# newdoc" + block for block in blocks), encoding="utf8")
+    return [re.findall(r"^# text = (.*)$", block, flags=re.M) for block in blocks]
+
+
+def _sentences(doc) -> List[str]:  # type: ignore[no-untyped-def]
+    return [sent.text.strip() for sent in doc.sents]
+
+
+def test_boundary_data_holds_the_treebank_sentences(tmp_path: Path) -> None:
+    gold = _first_documents(EWT_DEV, 10, tmp_path / "ewt-dev.conllu")
+    stats = build(
+        tmp_path / "out",
+        ewt=tmp_path / "ewt-dev.conllu",
+        wikitext=WIKITEXT,
+        dev_fraction=0.2,
+        wiki_words=400,
+        wiki_min_words=40,
+        wiki_max_words=120,
+        wiki_raw_fraction=0.5,
+        seed=0,
+    )
+    assert stats["ewt_dev_raw"]["docs"] == 2 and stats["ewt_train_raw"]["docs"] == 8
+    assert 400 <= stats["wiki_raw"]["words"] + stats["wiki_nopunct"]["words"] < 400 + 120
+    vocab = Language().vocab
+    dev = list(DocBin().from_disk(tmp_path / "out" / "dev.spacy").get_docs(vocab))
+    train = list(DocBin().from_disk(tmp_path / "out" / "train.spacy").get_docs(vocab))
+    assert len(dev) == 4 and len(train) == stats["train"]["docs"]
+    # the raw dev documents are two of the treebank's documents, sentence for sentence
+    raw = [_sentences(doc) for doc in dev if doc.text != doc.text.lower()]
+    assert raw and all(sentences in gold for sentences in raw)
+
+    # their no-punctuation twins: the same sentences, lowercased, none ending in . ! ?
+    def bare(sentences: List[str]) -> List[str]:
+        return [re.sub(r"[.!?\s]", "", s).lower() for s in sentences]
+
+    twins = [_sentences(doc) for doc in dev if doc.text == doc.text.lower()]
+    assert sorted(bare(s) for s in raw) == sorted(bare(s) for s in twins)
+    assert not any(re.search(r"[.!?][\"')\]]*$", s) for doc in twins for s in doc)
+    # every EWT training sentence is in the treebank; WikiText documents are the rest
+    all_gold = {s for doc in gold for s in doc}
+    ewt_raw = [s for doc in train for s in _sentences(doc) if s in all_gold]
+    assert len(ewt_raw) >= stats["ewt_train_raw"]["sentences"]
+
+
+def test_boundary_data_refuses_the_test_split(tmp_path: Path) -> None:
+    _first_documents(EWT_DEV, 2, tmp_path / "en_ewt-ud-test.conllu")
+    with pytest.raises(ValueError, match="EWT test"):
+        build(
+            tmp_path / "out",
+            ewt=tmp_path / "en_ewt-ud-test.conllu",
+            wikitext=None,
+            dev_fraction=0.2,
+            wiki_words=0,
+            wiki_min_words=40,
+            wiki_max_words=300,
+            wiki_raw_fraction=0.3,
+            seed=0,
+        )
+
+
+@pytest.mark.parametrize("model", sorted(TARGETS))
+def test_committed_configs_are_what_shipping_derives(model: str, tmp_path: Path) -> None:
+    """``configs/default.cfg`` (and ``mpnet_senter.cfg``) are the base config with the
+    trained component's section: shipping the same trained section again writes the
+    committed file byte for byte, so a base config edited without shipping again fails."""
+    target = TARGETS[model]
+    committed = target.config_out.read_text(encoding="utf8")
+    trained_section = load_config(target.config_out, interpolate=False)["components"]
+    trained = load_config(CONFIGS / "attn_senter.cfg", interpolate=False)
+    trained["components"]["attn_senter"] = trained_section["attn_senter"]
+    (tmp_path / "model-best").mkdir()
+    trained.to_disk(tmp_path / "model-best" / "config.cfg")
+    derived = default_config(tmp_path / "model-best", target)
+    assert target.header + derived.to_str() == committed
+
+
+def test_head_report_base_is_the_component_decision(default_nlp: Language, tmp_path: Path) -> None:
+    """The ablation's base F1 (the report's own reconstruction of the decisions from the
+    model's probabilities) equals boundary F1 of the pipeline's ``doc.sents``."""
+    from paper.evaluation import read_conllu_documents, to_spacy_examples
+    from paper.senter_heads import ablation, head_columns
+
+    gold = read_conllu_documents(EWT_DEV)[:6]
+    examples = to_spacy_examples(default_nlp, gold)
+    docbin = DocBin(attrs=["ORTH", "SENT_START"])
+    for example in examples:
+        docbin.add(example.reference)
+    docbin.to_disk(tmp_path / "dev.spacy")
+    senter = default_nlp.get_pipe("attn_senter")
+    names = senter.feature_names()
+    result = ablation(default_nlp, senter, tmp_path / "dev.spacy", names)
+
+    tp = n_pred = n_gold = 0
+    for example, doc in zip(examples, default_nlp.pipe([g.text for g in gold]), strict=True):
+        predicted = {t.i for t in doc if t.is_sent_start and t.i > 0}
+        reference = {t.i for t in example.reference if t.is_sent_start and t.i > 0}
+        tp += len(predicted & reference)
+        n_pred += len(predicted)
+        n_gold += len(reference)
+    assert result["base"]["f1"] == pytest.approx(100 * 2 * tp / (n_pred + n_gold))
+    # every head of the captured layers has its columns, and ablating all of a block
+    # that carries the decision costs loss
+    heads = head_columns(names, ("context",))
+    layers = sorted({layer for layer, _ in heads})
+    features = default_nlp.config["components"]["attn_senter"]["model"]["features"]
+    assert layers == list(features["context_layers"])
+    assert result["blocks"]["context"]["loss_increase"] > 0
