@@ -5,7 +5,7 @@ decisions are the component's own."""
 
 import re
 from pathlib import Path
-from typing import List
+from typing import Any, Dict, List
 
 import pytest
 from spacy.language import Language
@@ -33,19 +33,14 @@ def _sentences(doc) -> List[str]:  # type: ignore[no-untyped-def]
     return [sent.text.strip() for sent in doc.sents]
 
 
+def _build(tmp_path: Path, ewt: Path, **wiki: Any) -> Dict[str, Dict[str, int]]:
+    settings = dict(wiki_min_words=40, wiki_max_words=120, wiki_raw_fraction=0.5, **wiki)
+    return build(tmp_path / "out", ewt=ewt, dev_fraction=0.2, seed=0, **settings)
+
+
 def test_boundary_data_holds_the_treebank_sentences(tmp_path: Path) -> None:
     gold = _first_documents(EWT_DEV, 10, tmp_path / "ewt-dev.conllu")
-    stats = build(
-        tmp_path / "out",
-        ewt=tmp_path / "ewt-dev.conllu",
-        wikitext=WIKITEXT,
-        dev_fraction=0.2,
-        wiki_words=400,
-        wiki_min_words=40,
-        wiki_max_words=120,
-        wiki_raw_fraction=0.5,
-        seed=0,
-    )
+    stats = _build(tmp_path, tmp_path / "ewt-dev.conllu", wikitext=WIKITEXT, wiki_words=400)
     assert stats["ewt_dev_raw"]["docs"] == 2 and stats["ewt_train_raw"]["docs"] == 8
     assert 400 <= stats["wiki_raw"]["words"] + stats["wiki_nopunct"]["words"] < 400 + 120
     vocab = Language().vocab
@@ -72,17 +67,7 @@ def test_boundary_data_holds_the_treebank_sentences(tmp_path: Path) -> None:
 def test_boundary_data_refuses_the_test_split(tmp_path: Path) -> None:
     _first_documents(EWT_DEV, 2, tmp_path / "en_ewt-ud-test.conllu")
     with pytest.raises(ValueError, match="EWT test"):
-        build(
-            tmp_path / "out",
-            ewt=tmp_path / "en_ewt-ud-test.conllu",
-            wikitext=None,
-            dev_fraction=0.2,
-            wiki_words=0,
-            wiki_min_words=40,
-            wiki_max_words=300,
-            wiki_raw_fraction=0.3,
-            seed=0,
-        )
+        _build(tmp_path, tmp_path / "en_ewt-ud-test.conllu", wikitext=None, wiki_words=0)
 
 
 @pytest.mark.parametrize("model", sorted(TARGETS))
