@@ -128,3 +128,50 @@ def evaluate(
     )
     Path(f"{out}.md").write_text(markdown(rows, title, notes), encoding="utf8")
     return payload
+
+
+LAYOUTS = ("spaces", "one per line", "wrapped at 72")
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` hard-wrapped at ``width`` characters: some of its single spaces become
+    line breaks (so character offsets stay valid); a word longer than ``width`` gets a
+    line of its own."""
+    lines: List[List[str]] = [[]]
+    length = 0
+    for word in text.split(" "):
+        if lines[-1] and length + 1 + len(word) > width:
+            lines.append([])
+            length = 0
+        length += len(word) + (1 if lines[-1] else 0)
+        lines[-1].append(word)
+    return "\n".join(" ".join(line) for line in lines)
+
+
+def laid_out(doc: GoldDocument, layout: str) -> GoldDocument:
+    """A document's sentences joined by spaces, one per line, or by spaces and then
+    hard-wrapped at 72 characters (``LAYOUTS``)."""
+    ends = [*doc.starts[1:], len(doc.text)]
+    sentences = [doc.text[a:b].strip() for a, b in zip(doc.starts, ends, strict=True)]
+    separator = "\n" if layout == "one per line" else " "
+    starts, offset = [], 0
+    for sentence in sentences:
+        starts.append(offset)
+        offset += len(sentence) + len(separator)
+    text = separator.join(sentences)
+    return GoldDocument(text=wrap(text, 72) if layout == "wrapped at 72" else text, starts=starts)
+
+
+def layout_rows(
+    nlp: Any, variants: Dict[str, Sequence[GoldDocument]], batch_size: int
+) -> List[Dict[str, Any]]:
+    """Boundary P/R/F1 of ``nlp`` on every variant's documents in every layout."""
+    rows = []
+    for variant, docs in variants.items():
+        for layout in LAYOUTS:
+            golds = [laid_out(doc, layout) for doc in docs]
+            row = {"variant": variant, "layout": layout}
+            row.update(evaluate_pipeline(nlp, golds, batch_size))
+            rows.append(row)
+            report_row({"system": layout, **row})
+    return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Dict
 
 import numpy
@@ -191,6 +192,57 @@ def test_layout_starts() -> None:
     assert layout_starts(nlp(""), numpy.zeros(0, dtype="int32"), paragraph_breaks=True).size == 0
 
 
+LIST = 'Buy milk and eggs\nCall the bank about the loan\n"Walk" the dog\nFinish the report'
+
+
+def test_one_sentence_per_line() -> None:
+    """A text whose line breaks mostly end sentences already has one sentence per line:
+    every line break then ends one. Fewer than half, or fewer than three line breaks,
+    leave the decisions as they are; so does ``paragraph_breaks=False``."""
+    nlp = spacy.blank("en")
+    doc = nlp(LIST)
+    lines = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+    assert [doc[i].text for i in lines] == ["Buy", "Call", '"', "Finish"]
+    predicted = numpy.zeros(len(doc), dtype="int32")
+    predicted[[lines[1], lines[2] + 1]] = 1  # the second start after the opening quote
+    out = layout_starts(doc, predicted, paragraph_breaks=True)
+    assert numpy.flatnonzero(out).tolist() == lines[1:]  # (the Doc's first token starts anyway)
+    assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=False)).tolist() == [
+        lines[1],
+        lines[2],
+    ]
+    predicted[lines[2] + 1] = 0  # one line break of three: not one sentence per line
+    assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist() == [
+        lines[1]
+    ]
+    two_lines = nlp("Buy milk\nCall the bank")
+    predicted = numpy.zeros(len(two_lines), dtype="int32")
+    predicted[3] = 1
+    assert layout_starts(two_lines, predicted, paragraph_breaks=True).tolist() == predicted.tolist()
+
+
+def test_hard_wrapped_lines_are_not_sentences() -> None:
+    """Text wrapped at 40 characters: its line breaks fall inside sentences, and starts
+    at the real sentence starts leave them alone."""
+    sentences = [
+        "The museum opens at nine in the morning on weekdays.",
+        "It closes at five, except on Thursdays, when it stays open until eight.",
+        "Entry is free for children under twelve and for members.",
+        "Guided tours leave from the main hall every hour.",
+    ]
+    text = textwrap.fill(" ".join(sentences), 40)
+    doc = spacy.blank("en")(text)
+    assert sum(t.text == "\n" for t in doc) >= 5
+    predicted = numpy.zeros(len(doc), dtype="int32")
+    firsts = {s.split()[0] for s in sentences[1:]}
+    starts = [t.i for t in doc if t.text in firsts and doc[t.i - 1].text == "." or t.i == 0]
+    assert len(starts) == 4
+    predicted[starts] = 1
+    assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist() == (
+        starts
+    )
+
+
 def test_layout_starts_punctuation(doc: Any) -> None:
     # a start predicted on punctuation that ends the sentence before it (here on every
     # token of TEXT) moves to the token that next_starts gives after that punctuation;
@@ -223,6 +275,7 @@ LAYOUT_TEXTS = [
     TEXT,
     'Opening hours\n\nThe museum opens at nine. It closes at five.\n\n(Prices) "Free."',
     '\n\n"Why?" she asked. (Really.) Yes!? No\u2026 \u201cFine.\u201d\n\n\nEnd',
+    "Milk and eggs\nCall the bank\n(about the loan)\nWalk the dog.\n\nFinish it\r\nthen rest",
 ]
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 from typing import Any, Dict, List
@@ -130,6 +131,41 @@ def test_default_pipeline_beats_the_rules_on_ewt(
         ours = _score(docs, predicted)
         rule = evaluate_splitter(punkt, docs).f
         assert ours > rule + margin, (variant, ours, rule)
+
+
+def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]]) -> None:
+    """EWT test documents written one sentence per line, without final punctuation: in a
+    document where at least half of the line breaks end a sentence, every one does
+    (``sentences.lines_end_sentences``), and recall is far above that of the same
+    sentences joined by spaces. Hard-wrapped, the same text keeps its line breaks
+    inside sentences."""
+    from paper.evaluation import GoldDocument
+
+    def joined(doc: Any, separator: str) -> Any:
+        ends = [*doc.starts[1:], len(doc.text)]
+        sentences = [doc.text[a:b].strip() for a, b in zip(doc.starts, ends, strict=True)]
+        starts = numpy.cumsum([0] + [len(s) + len(separator) for s in sentences[:-1]])
+        return GoldDocument(text=separator.join(sentences), starts=starts.tolist())
+
+    docs = [d for d in ewt["no-punct"] if len(d.starts) >= 4][:20]
+    recall = {}
+    for separator in ("\n", " "):
+        golds = [joined(d, separator) for d in docs]
+        found = n_gold = 0
+        for gold, doc in zip(golds, default_nlp.pipe([g.text for g in golds]), strict=True):
+            starts = set(_starts(doc))
+            after_breaks = [t.i + 1 for t in doc if t.text == "\n" and t.i + 1 < len(doc)]
+            hits = [doc[i].is_sent_start for i in after_breaks]
+            if separator == "\n" and len(hits) >= 3:
+                assert all(hits) or sum(hits) < len(hits) / 2
+            found += len(starts & set(gold.starts[1:]))
+            n_gold += len(gold.starts) - 1
+        recall[separator] = found / n_gold
+    assert recall["\n"] > 0.9 and recall["\n"] > recall[" "] + 0.15, recall
+    wrapped = textwrap.fill(docs[0].text, 40, break_long_words=False, break_on_hyphens=False)
+    doc = default_nlp(wrapped)
+    breaks = [t.i + 1 for t in doc if t.text == "\n"]
+    assert len(breaks) >= 5 and sum(doc[i].is_sent_start for i in breaks) < len(breaks) / 2
 
 
 def test_start_scores_are_the_decided_probabilities(default_nlp: Language) -> None:

@@ -136,7 +136,8 @@ def make_attn_segmenter(
     preset (str): "paper" for the paper's recipe (final layer, all heads, any token),
         overriding layers, heads and candidates; "" to use them.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
-        whatever the attention says.
+        whatever the attention says, and so does every line break of a text with one
+        sentence per line (``sentences.lines_end_sentences``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     sentences (bool): set sentence boundaries and separator scores; false leaves the
         sentences to an earlier component (``attn_senter`` in the default pipeline) and

@@ -116,9 +116,11 @@ def make_attn_senter(
         ``features.lacks_final_punct``; text that lost it needs other cues and the model's
         probabilities are less sure there); None: ``threshold`` for all documents.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
-        whatever the model says. Either way no sentence starts on whitespace or on
-        punctuation that closes the sentence before it, and one that starts after an
-        opening bracket or quote starts on it (``separators.layout_starts``).
+        whatever the model says, and so does every line break of a text with one
+        sentence per line (``sentences.lines_end_sentences``). Either way no sentence
+        starts on whitespace or on punctuation that closes the sentence before it, and
+        one that starts after an opening bracket or quote starts on it
+        (``sentences.layout_starts``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(
@@ -240,7 +242,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     ) -> numpy.ndarray:
         """1 where a sentence starts in ``doc`` and 0 elsewhere: P(S) ``probs`` at or
         above ``threshold`` (None: ``threshold_for(doc)``), fitted to the layout by
-        ``separators.layout_starts``. Threshold tuning and reports decide through it, so
+        ``sentences.layout_starts``. Threshold tuning and reports decide through it, so
         that they decide as the component does."""
         if threshold is None:
             threshold = self.threshold_for(doc)
