@@ -38,6 +38,8 @@ from typing import Dict, Iterable, List, Sequence
 import spacy
 from spacy.tokens import DocBin
 
+from spacy_attnseg.gold import join_sentences
+
 from .evaluation import (
     GoldDocument,
     load_splitter,
@@ -89,24 +91,10 @@ def wikitext_documents(
 # -- documents and variants -------------------------------------------------------------
 
 
-def gold_document(sentences: Sequence[str]) -> GoldDocument:
-    """Sentences joined with single spaces, as ``read_conllu_documents`` does."""
-    starts, offset = [], 0
-    for sentence in sentences:
-        starts.append(offset)
-        offset += len(sentence) + 1
-    return GoldDocument(text=" ".join(sentences), starts=starts)
-
-
 def no_punct(sentences: Iterable[str]) -> List[str]:
     """The evaluation's no-punctuation variant of a document's sentences."""
     stripped = (strip_final_punctuation(s).lower() for s in sentences)
     return [s for s in stripped if s]
-
-
-def sentences_of(doc: GoldDocument) -> List[str]:
-    ends = [*doc.starts[1:], len(doc.text)]
-    return [doc.text[a:b].strip() for a, b in zip(doc.starts, ends, strict=True)]
 
 
 def write_docbin(nlp: spacy.language.Language, docs: List[GoldDocument], path: Path) -> None:
@@ -151,11 +139,11 @@ def build(
     parts: Dict[str, List[GoldDocument]] = {}
     parts["ewt_train_raw"] = [ewt_docs[i] for i in sorted(train_ids)]
     parts["ewt_train_nopunct"] = [
-        gold_document(no_punct(sentences_of(d))) for d in parts["ewt_train_raw"]
+        join_sentences(no_punct(d.sentences())) for d in parts["ewt_train_raw"]
     ]
     parts["ewt_dev_raw"] = [ewt_docs[i] for i in sorted(dev_ids)]
     parts["ewt_dev_nopunct"] = [
-        gold_document(no_punct(sentences_of(d))) for d in parts["ewt_dev_raw"]
+        join_sentences(no_punct(d.sentences())) for d in parts["ewt_dev_raw"]
     ]
     if wikitext is not None and wiki_words > 0:
         wiki = wikitext_documents(
@@ -170,8 +158,8 @@ def build(
             chosen.append(sentences)
             words += sum(len(s.split()) for s in sentences)
         n_raw = round(wiki_raw_fraction * len(chosen))
-        parts["wiki_raw"] = [gold_document(s) for s in chosen[:n_raw]]
-        parts["wiki_nopunct"] = [gold_document(no_punct(s)) for s in chosen[n_raw:]]
+        parts["wiki_raw"] = [join_sentences(s) for s in chosen[:n_raw]]
+        parts["wiki_nopunct"] = [join_sentences(no_punct(s)) for s in chosen[n_raw:]]
     for name in parts:
         parts[name] = [d for d in parts[name] if d.text.strip()]
     train = [d for name, docs in parts.items() if "dev" not in name for d in docs]

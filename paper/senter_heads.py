@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from spacy_attnseg.architectures import member_chains, member_projections
+from spacy_attnseg.calibration import start_f1
 from spacy_attnseg.features import head_of_feature
 
 Head = Tuple[int, int]
@@ -119,17 +120,13 @@ def ablation(nlp: Any, senter: Any, path: Path, names: List[str]) -> Dict[str, A
                 X.append(ops.asarray2f(array))
             per_member.append([ops.to_numpy(p)[:, 1] for p in rest.predict(X)])
         probs = [numpy.mean(member_probs, axis=0) for member_probs in zip(*per_member, strict=True)]
-        loss, n, tp, n_pred, n_gold = 0.0, 0, 0, 0, 0
-        for doc, p, g in zip(docs, probs, gold, strict=True):
+        loss, n = 0.0, 0
+        for p, g in zip(probs, gold, strict=True):
             p = numpy.clip(p, 1e-7, 1 - 1e-7)
             loss -= float(numpy.log(numpy.where(g, p, 1 - p)).sum())
             n += len(g)
-            pred = senter.decide(doc, p)[1:].astype(bool)
-            tp += int((pred & g[1:]).sum())
-            n_pred += int(pred.sum())
-            n_gold += int(g[1:].sum())
-        f = 2 * tp / (n_pred + n_gold) if n_pred + n_gold else 0.0
-        return loss / max(1, n), f
+        predicted = [senter.decide(doc, p) for doc, p in zip(docs, probs, strict=True)]
+        return loss / max(1, n), start_f1(predicted, gold)
 
     base_loss, base_f = measure(None)
 

@@ -22,6 +22,8 @@ import platform
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from spacy_attnseg.gold import join_sentences
+
 from .boundaries import run_pipeline
 from .evaluation import (
     GoldDocument,
@@ -151,15 +153,10 @@ def wrap(text: str, width: int) -> str:
 def laid_out(doc: GoldDocument, layout: str) -> GoldDocument:
     """A document's sentences joined by spaces, one per line, or by spaces and then
     hard-wrapped at 72 characters (``LAYOUTS``)."""
-    ends = [*doc.starts[1:], len(doc.text)]
-    sentences = [doc.text[a:b].strip() for a, b in zip(doc.starts, ends, strict=True)]
-    separator = "\n" if layout == "one per line" else " "
-    starts, offset = [], 0
-    for sentence in sentences:
-        starts.append(offset)
-        offset += len(sentence) + len(separator)
-    text = separator.join(sentences)
-    return GoldDocument(text=wrap(text, 72) if layout == "wrapped at 72" else text, starts=starts)
+    joined = join_sentences(doc.sentences(), "\n" if layout == "one per line" else " ")
+    if layout == "wrapped at 72":
+        return GoldDocument(text=wrap(joined.text, 72), starts=joined.starts)
+    return joined
 
 
 def layout_rows(
@@ -174,4 +171,39 @@ def layout_rows(
             row.update(evaluate_pipeline(nlp, golds, batch_size))
             rows.append(row)
             report_row({"system": layout, **row})
+    return rows
+
+
+def evaluate_layouts(
+    data: Path, out: Path, *, pipeline: str, batch_size: int, threads: int
+) -> List[Dict[str, Any]]:
+    """``layout_rows`` of ``pipeline`` on the documents of ``data`` (a ``.spacy`` file with
+    gold sentence starts; a lowercased document is the no-punctuation variant); writes
+    ``OUT.json`` and ``OUT.md`` and returns the rows."""
+    import torch
+    from spacy.tokens import DocBin
+
+    from spacy_attnseg.loading import load_pipeline
+
+    torch.set_num_threads(threads)
+    nlp = load_pipeline(pipeline)
+    variants: Dict[str, List[GoldDocument]] = {"raw": [], "no-punct": []}
+    for doc in DocBin().from_disk(data).get_docs(nlp.vocab):
+        variant = "no-punct" if doc.text == doc.text.lower() else "raw"
+        starts = [sent[0].idx for sent in doc.sents]
+        variants[variant].append(GoldDocument(text=doc.text, starts=starts))
+    rows = layout_rows(nlp, variants, batch_size)
+    lines = [
+        f"# Sentence boundaries of `{pipeline}` by layout ({data})",
+        "",
+        "| variant | layout | P | R | F1 |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {r['variant']} | {r['layout']} | {r['p']:.1f} | {r['r']:.1f} | {r['f']:.1f} |"
+        for r in rows
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{out}.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf8")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n", encoding="utf8")
     return rows

@@ -335,6 +335,19 @@ def calibrate_segmenter(
 SENTER_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(31)]
 
 
+def start_f1(predicted: Sequence[Any], gold: Sequence[numpy.ndarray]) -> float:
+    """Boundary F1 (0..1) of predicted sentence starts against gold ones, a boolean (or
+    0/1) per token for every doc, micro-averaged; the first token of a doc not counted."""
+    tp = n_pred = n_gold = 0
+    for pred, g in zip(predicted, gold, strict=True):
+        pred = numpy.asarray(pred, dtype=bool)[1:]
+        g = numpy.asarray(g, dtype=bool)[1:]
+        tp += int((pred & g).sum())
+        n_pred += int(pred.sum())
+        n_gold += int(g.sum())
+    return 2 * tp / max(1, n_pred + n_gold)
+
+
 def best_threshold(
     decide: Callable[[float], Sequence[Any]], gold: Sequence[numpy.ndarray]
 ) -> Optional[Tuple[float, float]]:
@@ -348,15 +361,7 @@ def best_threshold(
     """
     if not gold or not sum(int(g[1:].sum()) for g in gold):
         return None
-    scores = []
-    for threshold in SENTER_THRESHOLDS:
-        tp = n_pred = n_gold = 0
-        for pred, g in zip(decide(threshold), gold, strict=True):
-            pred = numpy.asarray(pred, dtype=bool)[1:]
-            tp += int((pred & g[1:]).sum())
-            n_pred += int(pred.sum())
-            n_gold += int(g[1:].sum())
-        scores.append(2 * tp / max(1, n_pred + n_gold))
+    scores = [start_f1(decide(threshold), gold) for threshold in SENTER_THRESHOLDS]
     padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
     smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
     best = int(numpy.argmax(smoothed))

@@ -26,6 +26,11 @@ class GoldDocument:
     text: str
     starts: List[int]
 
+    def sentences(self) -> List[str]:
+        """The text of every sentence, stripped."""
+        ends = [*self.starts[1:], len(self.text)]
+        return [self.text[a:b].strip() for a, b in zip(self.starts, ends, strict=True)]
+
 
 _TEXT_COMMENT = re.compile(r"^#\s*text\s*=\s?(.*)$")
 _NEWDOC_COMMENT = re.compile(r"^#\s*newdoc\b")
@@ -84,14 +89,14 @@ def _surface_from_tokens(token_lines: List[List[str]]) -> str:
     return "".join(pieces).strip()
 
 
-def _build_document(sentences: List[str]) -> GoldDocument:
-    """Join sentence strings with single spaces and record where each starts."""
+def join_sentences(sentences: Sequence[str], separator: str = " ") -> GoldDocument:
+    """Join sentence strings with ``separator`` and record where each starts."""
     starts: List[int] = []
     offset = 0
     for sentence in sentences:
         starts.append(offset)
-        offset += len(sentence) + 1
-    return GoldDocument(text=" ".join(sentences), starts=starts)
+        offset += len(sentence) + len(separator)
+    return GoldDocument(text=separator.join(sentences), starts=starts)
 
 
 def read_conllu_documents(
@@ -152,7 +157,7 @@ def read_conllu_documents(
                 token_lines.append(line.split("\t"))
         finish_sentence()
 
-    return [_build_document(sentences) for sentences in documents if sentences]
+    return [join_sentences(sentences) for sentences in documents if sentences]
 
 
 def to_spacy_examples(nlp: Language, docs: Sequence[GoldDocument]) -> List[Example]:

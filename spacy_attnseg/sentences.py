@@ -15,6 +15,7 @@ per line, ``lines_end_sentences``) is applied after the sweepable part; it chang
 nothing in text without line breaks, such as the CoNLL-U documents calibration reads.
 """
 
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -147,6 +148,8 @@ def token_classes(doc: Doc) -> TokenClasses:
 
 
 PARAGRAPH_SEPARATOR = "\u2029"
+# what ends a line: a line feed (also the end of "\r\n") or Unicode's line separator
+LINE_BREAK = re.compile("[\n\u2028]")
 # A text whose non-blank lines are this long or longer (median, in characters) is not
 # hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
 # line breaks ends a paragraph, as in text with one paragraph per line.
@@ -170,7 +173,6 @@ def is_blank_line(token: Any) -> bool:
 # 60.3 -> 60.4; joined by spaces, unchanged (no line breaks).
 LINE_SENTENCE_SHARE = 0.5
 MIN_LINE_BREAKS = 3
-LINE_BREAKS = ("\n", "\u2028")
 
 
 def line_break_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
@@ -184,7 +186,7 @@ def line_break_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy
     breaks = [
         i
         for i in numpy.flatnonzero(classes.space & ~classes.blank).tolist()
-        if text_tokens[0] < i < text_tokens[-1] and any(b in doc[i].text for b in LINE_BREAKS)
+        if text_tokens[0] < i < text_tokens[-1] and LINE_BREAK.search(doc[i].text)
     ]
     after = text_tokens[numpy.searchsorted(text_tokens, breaks)]
     return numpy.unique(after[~classes.continues[after]]).astype("int64")
@@ -206,9 +208,9 @@ def lines_end_sentences(
 
 def lines_are_paragraphs(text: str) -> bool:
     """Whether ``text`` holds one paragraph per line: more than one non-blank line (lines
-    end at ``\n``, the break ``paragraph_starts`` looks for), of median length
+    end at a ``LINE_BREAK``, the break ``paragraph_starts`` looks for), of median length
     ``UNWRAPPED_LINE_CHARS`` or more."""
-    lengths = [len(line.strip()) for line in text.split("\n") if line.strip()]
+    lengths = [len(line.strip()) for line in LINE_BREAK.split(text) if line.strip()]
     return len(lengths) > 1 and float(numpy.median(lengths)) >= UNWRAPPED_LINE_CHARS
 
 
@@ -222,7 +224,7 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
         i = int(start) - 1
         blank = k == 0
         while not blank and i >= 0 and doc[i].is_space:
-            blank = is_blank_line(doc[i]) or (per_line and "\n" in doc[i].text)
+            blank = is_blank_line(doc[i]) or bool(per_line and LINE_BREAK.search(doc[i].text))
             i -= 1
         out[k] = blank
     return out
@@ -319,7 +321,9 @@ def back_over_openings(doc: Doc, start: int, classes: Optional[TokenClasses] = N
     return first
 
 
-def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray, numpy.ndarray]:
+def decision_targets(
+    doc: Doc, *, paragraph_breaks: bool, classes: Optional[TokenClasses] = None
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """What a separator decides, independent of the threshold.
 
     RETURNS: ``targets``, for every token the sentence start it makes when it is a
@@ -332,7 +336,7 @@ def decision_targets(doc: Doc, *, paragraph_breaks: bool) -> Tuple[numpy.ndarray
     checks it.
     """
     n = len(doc)
-    classes = token_classes(doc)
+    classes = classes or token_classes(doc)
     following = next_starts(doc, classes)
     targets = numpy.array(
         [back_over_openings(doc, int(t), classes) if t < n else n for t in following],
@@ -352,9 +356,10 @@ def decide_starts(
     """Sentence starts (bool per token) from separator scores: separators are the tokens
     whose score reaches ``threshold`` (see ``decision_targets``), then, with
     ``paragraph_breaks``, ``lines_end_sentences``."""
-    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks)
+    classes = token_classes(doc)
+    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     starts = starts_from_targets(targets, fixed, scores, threshold)
-    return lines_end_sentences(doc, starts) if paragraph_breaks else starts
+    return lines_end_sentences(doc, starts, classes) if paragraph_breaks else starts
 
 
 def starts_from_targets(

@@ -9,6 +9,8 @@ from typing import List
 
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paper.evaluation import (
     SPLITTERS,
@@ -350,3 +352,25 @@ def test_machine_settings_record_the_load_before_and_after() -> None:
     assert settings["load_average_before"] == [1.23, 0.5, 0.25]
     assert len(settings["load_average_after"]) == 3
     assert "CPUs, Python 3." in settings["machine"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    sentences=st.lists(
+        st.text(alphabet="ab .!?\u00e9", min_size=1, max_size=12).map(str.strip).filter(bool),
+        min_size=1,
+        max_size=6,
+    ),
+    separator=st.sampled_from([" ", "\n", "\n\n"]),
+)
+def test_join_sentences_round_trip(sentences: List[str], separator: str) -> None:
+    """Sentences joined with any separator come back as they were, each starting where
+    its text is."""
+    from spacy_attnseg.gold import join_sentences
+
+    doc = join_sentences(sentences, separator)
+    assert doc.text == separator.join(sentences)
+    assert [doc.text[s : s + len(t)] for s, t in zip(doc.starts, sentences, strict=True)] == (
+        sentences
+    )
+    assert doc.sentences() == sentences

@@ -139,18 +139,12 @@ def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]])
     (``sentences.lines_end_sentences``), and recall is far above that of the same
     sentences joined by spaces. Hard-wrapped, the same text keeps its line breaks
     inside sentences."""
-    from paper.evaluation import GoldDocument
-
-    def joined(doc: Any, separator: str) -> Any:
-        ends = [*doc.starts[1:], len(doc.text)]
-        sentences = [doc.text[a:b].strip() for a, b in zip(doc.starts, ends, strict=True)]
-        starts = numpy.cumsum([0] + [len(s) + len(separator) for s in sentences[:-1]])
-        return GoldDocument(text=separator.join(sentences), starts=starts.tolist())
+    from spacy_attnseg.gold import join_sentences
 
     docs = [d for d in ewt["no-punct"] if len(d.starts) >= 4][:20]
     recall = {}
     for separator in ("\n", " "):
-        golds = [joined(d, separator) for d in docs]
+        golds = [join_sentences(d.sentences(), separator) for d in docs]
         found = n_gold = 0
         for gold, doc in zip(golds, default_nlp.pipe([g.text for g in golds]), strict=True):
             starts = set(_starts(doc))
