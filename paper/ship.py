@@ -169,7 +169,10 @@ def model_card(
         f"`{meta['sha256'][:16]}...`).",
         f"- Thresholds on P(sentence start), chosen on the held-out EWT dev part: "
         f"{meta['threshold']} for text with sentence-final punctuation, "
-        f"{meta['threshold_no_punct']} for text without (under 1% of the tokens are . ! ?).",
+        f"{meta['threshold_no_punct']} for text without (under 1% of the tokens are . ! ?);",
+        f"  {meta.get('threshold_unmarked') or meta['threshold']} for a start without final "
+        "punctuation before it in text whose",
+        "  sentences mostly have it (`sentences.unmarked_starts`).",
         "- Layout rules on top (`sentences.layout_starts`): a blank line ends a sentence;",
         "  no sentence starts on whitespace or closing punctuation.",
         "",
@@ -195,8 +198,13 @@ def model_card(
         "",
         "Held-out EWT dev part (64 documents, each as written and without final "
         "punctuation; boundary F1 x100 at the chosen thresholds): "
-        f"{dev.get('punct', '-')} on documents with sentence-final punctuation, "
-        f"{dev.get('no_punct', '-')} on those without.",
+        f"{dev.get('punct', '-')} on documents with sentence-final punctuation"
+        + (
+            f" ({dev['punct_unmarked']} with the unmarked-start threshold), "
+            if "punct_unmarked" in dev
+            else ", "
+        )
+        + f"{dev.get('no_punct', '-')} on those without.",
         "",
     ]
     if tests:
@@ -266,6 +274,7 @@ def ship(
         "model": target.model,
         "threshold": cfg.get("threshold"),
         "threshold_no_punct": cfg.get("threshold_no_punct"),
+        "threshold_unmarked": cfg.get("threshold_unmarked"),
         "features": features,
         "architecture": architecture,
         "model_bytes": (out / "model").stat().st_size,

@@ -120,8 +120,9 @@ def evaluate(
         ". ! ? removed and the text lowercased; lower-no-punct, every punctuation mark "
         "removed (apostrophes and hyphens inside words stay) and the text lowercased.",
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
-        "attn_senter's two thresholds (documents with / without sentence-final "
-        "punctuation) were chosen on the held-out EWT dev part (scripts/train_boundaries.py).",
+        "attn_senter's thresholds (documents with / without sentence-final punctuation; "
+        "starts without it in documents that mostly have it) were chosen on the held-out "
+        "EWT dev part (scripts/train_boundaries.py).",
     ]
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"title": title, "test": str(test), "machine": machine, "rows": rows}

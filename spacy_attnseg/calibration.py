@@ -349,11 +349,13 @@ def start_f1(predicted: Sequence[Any], gold: Sequence[numpy.ndarray]) -> float:
 
 
 def best_threshold(
-    decide: Callable[[float], Sequence[Any]], gold: Sequence[numpy.ndarray]
+    decide: Callable[[float], Sequence[Any]],
+    gold: Sequence[numpy.ndarray],
+    grid: Sequence[float] = SENTER_THRESHOLDS,
 ) -> Optional[Tuple[float, float]]:
-    """The ``SENTER_THRESHOLDS`` point with the best boundary F1 (the first token of a doc
-    not counted), F1 smoothed over each point and its two neighbours, and the F1
-    (unsmoothed, in percent) at it; None without gold starts.
+    """The ``grid`` point with the best boundary F1 (the first token of a doc not
+    counted), F1 smoothed over each point and its two neighbours, and the F1 (unsmoothed,
+    in percent) at it; None without gold starts.
 
     decide: ``decide(threshold)`` gives the predicted starts (a boolean per token) of
         every doc, as the component decides them (``AttnSenter.decide``).
@@ -361,11 +363,17 @@ def best_threshold(
     """
     if not gold or not sum(int(g[1:].sum()) for g in gold):
         return None
-    scores = [start_f1(decide(threshold), gold) for threshold in SENTER_THRESHOLDS]
+    scores = [start_f1(decide(threshold), gold) for threshold in grid]
     padded = numpy.pad(numpy.asarray(scores), 1, mode="edge")
     smoothed = (padded[:-2] + padded[1:-1] + padded[2:]) / 3
     best = int(numpy.argmax(smoothed))
-    return SENTER_THRESHOLDS[best], round(100 * float(scores[best]), 1)
+    return grid[best], round(100 * float(scores[best]), 1)
+
+
+# ``threshold_unmarked`` is chosen from the thresholds above ``threshold`` up to 1.0
+UNMARKED_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(39)]
+
+TUNED_KEYS = ("threshold", "threshold_no_punct", "threshold_unmarked")
 
 
 def tune_senter_thresholds(
@@ -374,9 +382,11 @@ def tune_senter_thresholds(
     """Choose the thresholds of the ``attn_senter`` named ``name`` in the pipeline saved at
     ``model_dir`` on the gold sentences of ``dev_path`` (a ``.spacy`` file), and save them
     there (the component's ``cfg`` and ``config.cfg``, so that ``spacy.load`` and
-    ``nlp.config`` agree): ``threshold`` on the documents with sentence-final
-    punctuation, ``threshold_no_punct`` on those without (``lacks_final_punct``, the rule
-    the component applies), each by ``best_threshold``. Returns the chosen values, the
+    ``nlp.config`` agree), each by ``best_threshold``: ``threshold`` on the documents
+    with sentence-final punctuation, ``threshold_no_punct`` on those without
+    (``lacks_final_punct``, the rule the component applies), then, on the documents with
+    it and ``threshold`` fixed, ``threshold_unmarked`` (``sentences.unmarked_starts``)
+    from ``UNMARKED_THRESHOLDS`` above ``threshold``. Returns the chosen values, the
     number of documents of each kind and the dev F1 at each."""
     import spacy
     from spacy.training import Corpus
@@ -401,6 +411,7 @@ def tune_senter_thresholds(
         "n_docs": {"punct": len(groups[False]), "no_punct": len(groups[True])},
         "dev_f1": {},
     }
+    senter.cfg["threshold_unmarked"] = None
     for key, unpunct in (("threshold", False), ("threshold_no_punct", True)):
         group = groups[unpunct]
 
@@ -412,11 +423,23 @@ def tune_senter_thresholds(
         if best is not None:
             senter.cfg[key] = best[0]
             chosen["dev_f1"]["no_punct" if unpunct else "punct"] = best[1]
+    punct = groups[False]
+
+    def decide_unmarked(value: float) -> List[Any]:
+        senter.cfg["threshold_unmarked"] = value
+        return [senter.decide(docs[i], probs[i]) for i in punct]
+
+    above = [t for t in UNMARKED_THRESHOLDS if t > senter.threshold]
+    best = best_threshold(decide_unmarked, [gold[i] for i in punct], above) if above else None
+    chosen["threshold_unmarked"] = None if best is None else best[0]
+    senter.cfg["threshold_unmarked"] = chosen["threshold_unmarked"]
+    if best is not None:
+        chosen["dev_f1"]["punct_unmarked"] = best[1]
     nlp.to_disk(model_dir)
     # nlp.config is a copy: write the chosen values into the saved config.cfg too
     config_path = Path(model_dir) / "config.cfg"
     config = load_config(config_path, interpolate=False)
-    for key in ("threshold", "threshold_no_punct"):
+    for key in TUNED_KEYS:
         if chosen[key] is not None:
             config["components"][name][key] = chosen[key]
     config.to_disk(config_path)

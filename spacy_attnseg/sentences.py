@@ -311,6 +311,84 @@ def layout_starts(
     return lines_end_sentences(doc, out, classes) if paragraph_breaks else out
 
 
+# In a document where at least this share of the sentences (not counting those the
+# layout starts on its own) follow sentence-final punctuation, a start without it needs
+# ``attn_senter``'s ``threshold_unmarked`` (``unmarked_starts``).
+PUNCTUATED_SHARE = 0.75
+
+
+def landing_tokens(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
+    """For every token, the token that a start predicted on it becomes in
+    ``layout_starts`` (``len(doc)`` when none: the token belongs to the end of the
+    document): a token that continues the sentence before it passes the start on to the
+    next token that does not, and a start right after opening brackets or quotes moves
+    back onto them."""
+    classes = classes or token_classes(doc)
+    following = next_starts(doc, classes)
+    n = len(doc)
+    continues = classes.continues.tolist()
+    out = numpy.empty(n, dtype="int64")
+    for i in range(n):
+        target = int(following[i]) if continues[i] else i
+        out[i] = back_over_openings(doc, target, classes) if target < n else n
+    return out
+
+
+def follows_final(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
+    """For every token, whether sentence-final punctuation is among the tokens that
+    continue the sentence before it (the run of whitespace, final punctuation and
+    closing brackets or quotes right before the token)."""
+    classes = classes or token_classes(doc)
+    final = sentence_final(doc).tolist()
+    continues = classes.continues.tolist()
+    out = numpy.zeros(len(doc), dtype=bool)
+    seen = False
+    for i in range(1, len(doc)):
+        seen = (seen or final[i - 1]) if continues[i - 1] else False
+        out[i] = seen
+    return out
+
+
+def unmarked_starts(
+    doc: Doc,
+    probs: numpy.ndarray,
+    threshold: float,
+    threshold_unmarked: float,
+    *,
+    paragraph_breaks: bool,
+    share: float = PUNCTUATED_SHARE,
+) -> numpy.ndarray:
+    """Sentence starts (int per token, 1 = start) from start probabilities, where a
+    start that no sentence-final punctuation precedes needs ``threshold_unmarked`` in a
+    document whose sentences mostly end with such punctuation (edited text, where a
+    start without it is usually a missing comma): the starts ``layout_starts`` makes of
+    ``probs >= threshold``; then, if at least ``share`` of them (the first token and the
+    starts the layout makes on its own not counted) follow final punctuation, those of
+    ``probs >= threshold_unmarked`` plus those of ``probs >= threshold`` that land after
+    final punctuation."""
+    probs = numpy.asarray(probs)
+    starts = layout_starts(
+        doc, (probs >= threshold).astype("int32"), paragraph_breaks=paragraph_breaks
+    )
+    if threshold_unmarked <= threshold or len(doc) < 2:
+        return starts
+    classes = token_classes(doc)
+    fixed = layout_starts(
+        doc, numpy.zeros(len(doc), dtype="int32"), paragraph_breaks=paragraph_breaks
+    ).astype(bool)
+    fixed[0] = True
+    marked = follows_final(doc, classes)
+    free = starts.astype(bool) & ~fixed
+    if not free.any() or marked[free].mean() < share:
+        return starts
+    landing = landing_tokens(doc, classes)
+    lands_marked = numpy.append(marked, False)[landing]
+    required = numpy.where(lands_marked, threshold, threshold_unmarked)
+    return layout_starts(
+        doc, (probs >= required).astype("int32"), paragraph_breaks=paragraph_breaks
+    )
+
+
 def back_over_openings(doc: Doc, start: int, classes: Optional[TokenClasses] = None) -> int:
     """The token a sentence starting at ``start`` really starts on: opening brackets and
     quotes right before it belong to it."""

@@ -14,11 +14,14 @@ from hypothesis import strategies as st
 from spacy_attnseg.sentences import (
     candidate_mask,
     decide_starts,
+    follows_final,
+    landing_tokens,
     layout_starts,
     next_starts,
     normalised_window_scores,
     sentence_scores,
     sentence_starts,
+    unmarked_starts,
     validate_candidates,
 )
 
@@ -299,3 +302,92 @@ def test_decide_starts_equals_layout_of_sentence_starts(
     expected[0] = True
     got = decide_starts(doc, scores, 0.5, paragraph_breaks=paragraph_breaks)
     assert got.tolist() == expected.tolist()
+
+
+def test_follows_final_and_landing_tokens(doc: Any) -> None:
+    # (token indices of TEXT above)
+    marked = numpy.flatnonzero(follows_final(doc)).tolist()
+    # the tokens after a run of closers that holds final punctuation: after '!"', "?!",
+    # ".", '.)"', '?"', ". ", "…", ".”" (not after an opening bracket or quote)
+    assert marked == [5, 6, 10, 11, 13, 17, 18, 21, 22, 25, 26, 28, 31, 32]
+    landing = landing_tokens(doc)
+    assert landing[4] == 6 and landing[9] == 11 and landing[24] == 26  # past the run
+    assert landing[19] == 18 and landing[14] == 13 and landing[29] == 28  # onto openers
+    assert landing[7] == 7 and landing[32] == 32
+    assert landing_tokens(spacy.blank("en")("End.")).tolist() == [0, 2]  # "." ends the doc
+
+
+# Eight punctuated sentences; "because" (token 3 of sentence 1) could start one
+EDITED = " ".join(f"Sentence {k} ends here because it must." for k in range(8))
+
+
+def _probs(doc: Any, extra: Dict[int, float]) -> numpy.ndarray:
+    probs = numpy.zeros(len(doc), dtype="float32")
+    for token in doc[1:]:
+        if doc[token.i - 1].text == ".":
+            probs[token.i] = 0.9
+    for i, p in extra.items():
+        probs[i] = p
+    return probs
+
+
+def test_unmarked_starts_in_edited_text() -> None:
+    doc = spacy.blank("en")(EDITED)
+    assert doc[4].text == "because"
+    probs = _probs(doc, {4: 0.5})
+    plain = layout_starts(doc, (probs >= 0.25).astype("int32"), paragraph_breaks=True)
+    assert plain[4] and plain.sum() == 8  # (token 0 is the component's to set)
+    got = unmarked_starts(doc, probs, 0.25, 0.775, paragraph_breaks=True)
+    assert not got[4] and got.sum() == 7  # the start without punctuation needs 0.775
+    assert unmarked_starts(doc, _probs(doc, {4: 0.8}), 0.25, 0.775, paragraph_breaks=True)[4]
+    # threshold_unmarked at or below threshold: the plain decision
+    assert unmarked_starts(doc, probs, 0.25, 0.25, paragraph_breaks=True).tolist() == (
+        plain.tolist()
+    )
+
+
+def test_unmarked_starts_where_punctuation_is_rare() -> None:
+    """Where fewer than 75% of the starts follow final punctuation (text that mostly
+    lost it), starts without it keep ``threshold``."""
+    doc = spacy.blank("en")(EDITED.replace(".", "").replace("must", "must."))
+    words = [t.i for t in doc if t.text == "Sentence" and t.i > 0]
+    probs = numpy.zeros(len(doc), dtype="float32")
+    probs[words] = 0.4
+    got = unmarked_starts(doc, probs, 0.25, 0.775, paragraph_breaks=True)
+    assert numpy.flatnonzero(got).tolist() == words
+
+
+def test_unmarked_starts_counts_a_quote_after_a_full_stop() -> None:
+    """A start predicted on the word after an opening quote lands on the quote, which
+    follows the full stop: it keeps ``threshold``."""
+    doc = spacy.blank("en")(EDITED + ' "Why not?" he asked.')
+    why = next(t.i for t in doc if t.text == "Why")
+    probs = _probs(doc, {why - 1: 0.0, why: 0.3})
+    got = unmarked_starts(doc, probs, 0.25, 0.775, paragraph_breaks=True)
+    assert got[why - 1] and not got[why]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    which=st.integers(0, len(LAYOUT_TEXTS)),
+    values=st.lists(st.floats(0.0, 1.0, width=32), min_size=80, max_size=80),
+    threshold=st.sampled_from([0.1, 0.25, 0.5]),
+    unmarked=st.sampled_from([0.3, 0.6, 0.9]),
+    paragraph_breaks=st.booleans(),
+)
+def test_unmarked_starts_lie_between_the_two_thresholds(
+    which: int, values: list, threshold: float, unmarked: float, paragraph_breaks: bool
+) -> None:
+    """Every start that ``threshold_unmarked`` alone makes is kept, and none is added to
+    those that ``threshold`` makes."""
+    doc = spacy.blank("en")((LAYOUT_TEXTS + [EDITED])[which])
+    probs = numpy.array(values[: len(doc)], dtype="float32")
+    got = unmarked_starts(doc, probs, threshold, unmarked, paragraph_breaks=paragraph_breaks)
+
+    def laid(t: float) -> numpy.ndarray:
+        starts = (probs >= t).astype("int32")
+        return layout_starts(doc, starts, paragraph_breaks=paragraph_breaks).astype(bool)
+
+    low, high = laid(threshold), laid(max(threshold, unmarked))
+    assert not (high & ~got.astype(bool)).any()
+    assert not (got.astype(bool) & ~low).any()

@@ -70,6 +70,7 @@ def test_shipped_files_are_whole() -> None:
     cfg = json.loads((folder / "cfg").read_text(encoding="utf8"))
     assert cfg["threshold"] == meta["threshold"]
     assert cfg["threshold_no_punct"] == meta["threshold_no_punct"]
+    assert cfg["threshold_unmarked"] == meta["threshold_unmarked"]
     card = (folder / "README.md").read_text(encoding="utf8")
     for needed in ("Training data", "CC BY-SA", "Metrics", "Intended use", "threshold"):
         assert needed in card
@@ -306,9 +307,10 @@ def test_add_pipe_senter_takes_the_shipped_weights_of_a_known_model(
         warnings.simplefilter("error")
         nlp.initialize()
     ours, shipped = nlp.get_pipe("attn_senter"), default_nlp.get_pipe("attn_senter")
-    assert (ours.threshold, ours.threshold_no_punct) == (
+    assert (ours.threshold, ours.threshold_no_punct, ours.threshold_unmarked) == (
         shipped.threshold,
         shipped.threshold_no_punct,
+        shipped.threshold_unmarked,
     )
     params, expected = _params(ours.model), _params(shipped.model)
     assert params.keys() == expected.keys()

@@ -48,7 +48,7 @@ from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
-from ..sentences import layout_starts
+from ..sentences import layout_starts, unmarked_starts
 from .base import CaptureReader, install_score_extensions
 
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
@@ -87,6 +87,7 @@ def install_start_scores() -> None:
         "transformer": "transformer",
         "threshold": 0.25,
         "threshold_no_punct": None,
+        "threshold_unmarked": None,
         "paragraph_breaks": True,
         "overwrite": False,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
@@ -100,6 +101,7 @@ def make_attn_senter(
     transformer: str,
     threshold: float,
     threshold_no_punct: Optional[float],
+    threshold_unmarked: Optional[float],
     paragraph_breaks: bool,
     overwrite: bool,
     scorer: Optional[Callable],
@@ -115,6 +117,11 @@ def make_attn_senter(
         sentence-final punctuation (``.``, ``!``, ``?``, ... on under 1 % of the tokens,
         ``features.lacks_final_punct``; text that lost it needs other cues and the model's
         probabilities are less sure there); None: ``threshold`` for all documents.
+    threshold_unmarked (Optional[float]): in a document with final punctuation where at
+        least 75 % of the sentences follow it (``sentences.PUNCTUATED_SHARE``), the
+        threshold for a start that no final punctuation precedes (in edited text such a
+        start is usually a missing comma; ``sentences.unmarked_starts``); None:
+        ``threshold``.
     paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
         whatever the model says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``). Either way no sentence
@@ -130,6 +137,7 @@ def make_attn_senter(
         transformer=transformer,
         threshold=threshold,
         threshold_no_punct=threshold_no_punct,
+        threshold_unmarked=threshold_unmarked,
         paragraph_breaks=paragraph_breaks,
         overwrite=overwrite,
         scorer=scorer,
@@ -148,11 +156,12 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         transformer: str = "transformer",
         threshold: float = 0.25,
         threshold_no_punct: Optional[float] = None,
+        threshold_unmarked: Optional[float] = None,
         paragraph_breaks: bool = True,
         overwrite: bool = False,
         scorer: Optional[Callable] = None,
     ) -> None:
-        for value in (threshold, threshold_no_punct):
+        for value in (threshold, threshold_no_punct, threshold_unmarked):
             if value is not None and not 0.0 < value <= 1.0:
                 raise ValueError(Errors.E010.format(value=value))
         if scorer is None:
@@ -165,6 +174,9 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
                 "threshold_no_punct": None
                 if threshold_no_punct is None
                 else float(threshold_no_punct),
+                "threshold_unmarked": None
+                if threshold_unmarked is None
+                else float(threshold_unmarked),
                 "paragraph_breaks": bool(paragraph_breaks),
             }
         )
@@ -224,6 +236,13 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         value = self.cfg.get("threshold_no_punct")
         return self.threshold if value is None else round(float(value), 6)
 
+    @property
+    def threshold_unmarked(self) -> Optional[float]:
+        """The threshold for a start without final punctuation before it, in text that
+        mostly has it (None: ``threshold``)."""
+        value = self.cfg.get("threshold_unmarked")
+        return None if value is None else round(float(value), 6)
+
     def threshold_for(self, doc: Doc) -> float:
         """``threshold``, or ``threshold_no_punct`` when ``doc`` lacks sentence-final
         punctuation (``features.lacks_final_punct``: under 1 % of its tokens), the regime
@@ -242,10 +261,17 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     ) -> numpy.ndarray:
         """1 where a sentence starts in ``doc`` and 0 elsewhere: P(S) ``probs`` at or
         above ``threshold`` (None: ``threshold_for(doc)``), fitted to the layout by
-        ``sentences.layout_starts``. Threshold tuning and reports decide through it, so
-        that they decide as the component does."""
+        ``sentences.layout_starts``; in a document with final punctuation, a start
+        without it before needs ``threshold_unmarked`` where most starts have it
+        (``sentences.unmarked_starts``). Threshold tuning and reports decide through it,
+        so that they decide as the component does."""
         if threshold is None:
             threshold = self.threshold_for(doc)
+        unmarked = self.threshold_unmarked
+        if unmarked is not None and not lacks_final_punct(doc):
+            return unmarked_starts(
+                doc, probs, threshold, unmarked, paragraph_breaks=self.paragraph_breaks
+            )
         starts = (numpy.asarray(probs) >= threshold).astype("int32")
         return layout_starts(doc, starts, paragraph_breaks=self.paragraph_breaks)
 
@@ -501,6 +527,7 @@ def settings(nlp: Language, name: str = "attn_senter") -> Dict[str, Any]:
     return {
         "threshold": pipe.threshold,
         "threshold_no_punct": pipe.threshold_no_punct,
+        "threshold_unmarked": pipe.threshold_unmarked,
         "transformer": pipe.cfg["transformer"],
         "features": {
             "colsums": spec.colsums,
