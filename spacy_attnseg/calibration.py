@@ -331,8 +331,11 @@ def calibrate_segmenter(
     return search(calibrator, max_heads=max_heads)
 
 
-# the thresholds tried for a trained attn_senter: 0.05 .. 0.8
-SENTER_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(31)]
+# the thresholds tried for a trained attn_senter, 0.05 .. 1.0 in steps of 0.025:
+# ``threshold`` and ``threshold_no_punct`` up to 0.8, ``threshold_unmarked`` all of them
+# above ``threshold``
+UNMARKED_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(39)]
+SENTER_THRESHOLDS = UNMARKED_THRESHOLDS[:31]
 
 
 def start_f1(predicted: Sequence[Any], gold: Sequence[numpy.ndarray]) -> float:
@@ -369,9 +372,6 @@ def best_threshold(
     best = int(numpy.argmax(smoothed))
     return grid[best], round(100 * float(scores[best]), 1)
 
-
-# ``threshold_unmarked`` is chosen from the thresholds above ``threshold`` up to 1.0
-UNMARKED_THRESHOLDS = [round(0.05 + 0.025 * i, 3) for i in range(39)]
 
 TUNED_KEYS = ("threshold", "threshold_no_punct", "threshold_unmarked")
 

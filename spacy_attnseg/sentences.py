@@ -317,23 +317,6 @@ def layout_starts(
 PUNCTUATED_SHARE = 0.75
 
 
-def landing_tokens(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
-    """For every token, the token that a start predicted on it becomes in
-    ``layout_starts`` (``len(doc)`` when none: the token belongs to the end of the
-    document): a token that continues the sentence before it passes the start on to the
-    next token that does not, and a start right after opening brackets or quotes moves
-    back onto them."""
-    classes = classes or token_classes(doc)
-    following = next_starts(doc, classes)
-    n = len(doc)
-    continues = classes.continues.tolist()
-    out = numpy.empty(n, dtype="int64")
-    for i in range(n):
-        target = int(following[i]) if continues[i] else i
-        out[i] = back_over_openings(doc, target, classes) if target < n else n
-    return out
-
-
 def follows_final(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, whether sentence-final punctuation is among the tokens that
     continue the sentence before it (the run of whitespace, final punctuation and
@@ -367,25 +350,28 @@ def unmarked_starts(
     ``probs >= threshold_unmarked`` plus those of ``probs >= threshold`` that land after
     final punctuation."""
     probs = numpy.asarray(probs)
+    classes = token_classes(doc)
     starts = layout_starts(
-        doc, (probs >= threshold).astype("int32"), paragraph_breaks=paragraph_breaks
+        doc,
+        (probs >= threshold).astype("int32"),
+        paragraph_breaks=paragraph_breaks,
+        classes=classes,
     )
     if threshold_unmarked <= threshold or len(doc) < 2:
         return starts
-    classes = token_classes(doc)
-    fixed = layout_starts(
-        doc, numpy.zeros(len(doc), dtype="int32"), paragraph_breaks=paragraph_breaks
-    ).astype(bool)
-    fixed[0] = True
+    # a start predicted on token i lands where a separator at i - 1 puts it
+    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     marked = follows_final(doc, classes)
     free = starts.astype(bool) & ~fixed
     if not free.any() or marked[free].mean() < share:
         return starts
-    landing = landing_tokens(doc, classes)
-    lands_marked = numpy.append(marked, False)[landing]
+    lands_marked = numpy.append(marked, False)[numpy.concatenate(([0], targets[:-1]))]
     required = numpy.where(lands_marked, threshold, threshold_unmarked)
     return layout_starts(
-        doc, (probs >= required).astype("int32"), paragraph_breaks=paragraph_breaks
+        doc,
+        (probs >= required).astype("int32"),
+        paragraph_breaks=paragraph_breaks,
+        classes=classes,
     )
 
 

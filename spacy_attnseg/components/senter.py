@@ -48,7 +48,7 @@ from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
-from ..sentences import layout_starts, unmarked_starts
+from ..sentences import unmarked_starts
 from .base import CaptureReader, install_score_extensions
 
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
@@ -268,12 +268,11 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         if threshold is None:
             threshold = self.threshold_for(doc)
         unmarked = self.threshold_unmarked
-        if unmarked is not None and not lacks_final_punct(doc):
-            return unmarked_starts(
-                doc, probs, threshold, unmarked, paragraph_breaks=self.paragraph_breaks
-            )
-        starts = (numpy.asarray(probs) >= threshold).astype("int32")
-        return layout_starts(doc, starts, paragraph_breaks=self.paragraph_breaks)
+        if unmarked is None or lacks_final_punct(doc):
+            unmarked = threshold  # (the rule off)
+        return unmarked_starts(
+            doc, probs, threshold, unmarked, paragraph_breaks=self.paragraph_breaks
+        )
 
     def predict(self, docs: Iterable[Doc]) -> List[StartDecisions]:
         """Per Doc, P(S) of every token and the starts decided from it (``decide``)."""
