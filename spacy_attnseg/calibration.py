@@ -386,7 +386,8 @@ def tune_senter_thresholds(
     with sentence-final punctuation, ``threshold_no_punct`` on those without
     (``lacks_final_punct``, the rule the component applies), then, on the documents with
     it and ``threshold`` fixed, ``threshold_unmarked`` (``sentences.unmarked_starts``)
-    from ``UNMARKED_THRESHOLDS`` above ``threshold``. Returns the chosen values, the
+    from ``UNMARKED_THRESHOLDS`` above ``threshold``, or None (the rule off) where
+    ``threshold`` itself scores best. Returns the chosen values, the
     number of documents of each kind and the dev F1 at each."""
     import spacy
     from spacy.training import Corpus
@@ -429,9 +430,11 @@ def tune_senter_thresholds(
         senter.cfg["threshold_unmarked"] = value
         return [senter.decide(docs[i], probs[i]) for i in punct]
 
-    above = [t for t in UNMARKED_THRESHOLDS if t > senter.threshold]
-    best = best_threshold(decide_unmarked, [gold[i] for i in punct], above) if above else None
-    chosen["threshold_unmarked"] = None if best is None else best[0]
+    # the first point, threshold itself, is the rule off
+    grid = [senter.threshold] + [t for t in UNMARKED_THRESHOLDS if t > senter.threshold]
+    best = best_threshold(decide_unmarked, [gold[i] for i in punct], grid)
+    on = best is not None and best[0] != senter.threshold
+    chosen["threshold_unmarked"] = best[0] if best is not None and on else None
     senter.cfg["threshold_unmarked"] = chosen["threshold_unmarked"]
     if best is not None:
         chosen["dev_f1"]["punct_unmarked"] = best[1]
@@ -440,7 +443,8 @@ def tune_senter_thresholds(
     config_path = Path(model_dir) / "config.cfg"
     config = load_config(config_path, interpolate=False)
     for key in TUNED_KEYS:
-        if chosen[key] is not None:
+        # None: no documents of that kind (the value stays), or the unmarked-start rule off
+        if chosen[key] is not None or key == "threshold_unmarked":
             config["components"][name][key] = chosen[key]
     config.to_disk(config_path)
     return chosen
