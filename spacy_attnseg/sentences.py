@@ -275,7 +275,8 @@ def layout_starts(
     two or more line breaks) that follows some text always starts a sentence. So does
     the first token after an unambiguous terminal such as ``。`` or ``؟``
     (``TokenClasses.terminal``), and in a text with one sentence per line, the first
-    token after every line break (``lines_end_sentences``). Returns a new array of
+    token after every line break (``lines_end_sentences``). A list marker (``"2."``)
+    is not a sentence by itself (``join_list_markers``). Returns a new array of
     ``starts``' dtype.
     """
     classes = classes or token_classes(doc)
@@ -308,7 +309,30 @@ def layout_starts(
             out[start] = 0
             if first > 0:  # (the first token starts the Doc anyway)
                 out[first] = 1
-    return lines_end_sentences(doc, out, classes) if paragraph_breaks else out
+    if paragraph_breaks:
+        out = lines_end_sentences(doc, out, classes)
+    return join_list_markers(doc, out, classes)
+
+
+# a list marker: a number of up to three digits, one letter or a short roman numeral,
+# then "." or ")", perhaps after "("
+LIST_MARKER = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlIVXL]{1,4})[.)]")
+
+
+def join_list_markers(
+    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) without a start right after a
+    sentence that is only a list marker (``LIST_MARKER``: ``"2."``, ``"b)"``,
+    ``"(iv)"``) on the same line: the item's text belongs to its marker's sentence. A
+    start after a whitespace token stays. Returns a new array of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    space = (classes or token_classes(doc)).space
+    found = numpy.flatnonzero(out).tolist()
+    for a, b in zip(found, found[1:], strict=False):
+        if b - a <= 3 and not space[b - 1] and LIST_MARKER.fullmatch(doc[a:b].text):
+            out[b] = 0
+    return out
 
 
 # In a document where at least this share of the sentences (not counting those the
@@ -396,8 +420,8 @@ def decision_targets(
     an unambiguous terminal, and with ``paragraph_breaks`` the first token after a
     blank line).
     ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
-    ``targets[separators]`` and then ``lines_end_sentences`` (``decide_starts``); a test
-    checks it.
+    ``targets[separators]`` and then ``lines_end_sentences`` and ``join_list_markers``
+    (``decide_starts``); a test checks it.
     """
     n = len(doc)
     classes = classes or token_classes(doc)
@@ -423,7 +447,9 @@ def decide_starts(
     classes = token_classes(doc)
     targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     starts = starts_from_targets(targets, fixed, scores, threshold)
-    return lines_end_sentences(doc, starts, classes) if paragraph_breaks else starts
+    if paragraph_breaks:
+        starts = lines_end_sentences(doc, starts, classes)
+    return join_list_markers(doc, starts, classes)
 
 
 def starts_from_targets(

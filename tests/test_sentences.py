@@ -16,6 +16,7 @@ from spacy_attnseg.sentences import (
     decide_starts,
     decision_targets,
     follows_final,
+    join_list_markers,
     layout_starts,
     next_starts,
     normalised_window_scores,
@@ -282,9 +283,33 @@ LAYOUT_TEXTS = [
 ]
 
 
+# list items: markers on their own line or inline, with and without brackets
+LIST_TEXT = "Steps:\n1. Open it.\n2. Stir. 3) Wait.\n(iv) Done. b. End.\n5.\nLast"
+
+
+def test_join_list_markers() -> None:
+    doc = spacy.blank("en")(LIST_TEXT)
+    # 0 Steps 1 : 2 \n 3 1 4 . 5 Open 6 it 7 . 8 \n 9 2 10 . 11 Stir 12 . 13 3 14 )
+    # 15 Wait 16 . 17 \n 18 ( 19 iv 20 ) 21 Done 22 . 23 b. 24 End 25 . 26 \n 27 5 28 .
+    # 29 \n 30 Last
+    markers = [doc[i].text for i in (3, 9, 13, 18, 23, 27, 30)]
+    assert markers == ["1", "2", "3", "(", "b.", "5", "Last"]
+    every = numpy.zeros(len(doc), dtype="int32")
+    every[[0, 3, 5, 9, 11, 13, 15, 18, 21, 23, 24, 27, 30]] = 1
+    joined = join_list_markers(doc, every)
+    assert joined.dtype == every.dtype and every[5] == 1  # a new array
+    # the start after each marker-only sentence goes; after "5." a line break: it stays
+    assert numpy.flatnonzero(joined).tolist() == [0, 3, 9, 13, 18, 23, 27, 30]
+    # a marker that ends a longer sentence is no list marker
+    doc = spacy.blank("en")("See section 2. It explains the rest.")
+    starts = numpy.array([1, 0, 0, 0, 1, 0, 0, 0, 0], dtype="int32")
+    assert join_list_markers(doc, starts).tolist() == starts.tolist()
+    assert layout_starts(doc, starts, paragraph_breaks=True).tolist() == starts.tolist()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
-    which=st.integers(0, len(LAYOUT_TEXTS) - 1),
+    which=st.integers(0, len(LAYOUT_TEXTS)),
     bits=st.lists(st.booleans(), min_size=60, max_size=60),
     paragraph_breaks=st.booleans(),
 )
@@ -293,7 +318,7 @@ def test_decide_starts_equals_layout_of_sentence_starts(
 ) -> None:
     """The sweepable decision (targets + fixed starts) that calibration and evaluation
     use equals the step-by-step rule: separators -> next starts -> layout rules."""
-    doc = spacy.blank("en")(LAYOUT_TEXTS[which])
+    doc = spacy.blank("en")((LAYOUT_TEXTS + [LIST_TEXT])[which])
     separators = numpy.array(bits[: len(doc)], dtype=bool)
     scores = separators.astype("float32")
     expected = layout_starts(

@@ -163,6 +163,26 @@ def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]])
     assert len(breaks) >= 5 and sum(doc[i].is_sent_start for i in breaks) < len(breaks) / 2
 
 
+@pytest.mark.parametrize("separator", ["\n", " "])
+def test_numbered_list_items_are_sentences(default_nlp: Language, separator: str) -> None:
+    """Each item of a numbered list is one sentence with its marker, on lines of their
+    own or run together (``sentences.join_list_markers``): the model alone would also
+    start one after each marker's full stop."""
+    items = [
+        "1. Open the valve slowly.",
+        "2. Record the pressure every minute.",
+        "3. Close the valve when the gauge reads zero.",
+        "4. Sign the log book.",
+    ]
+    doc = default_nlp(separator.join(items))
+    assert [sent.text.strip() for sent in doc.sents] == items
+    probs = doc._.start_scores
+    # (what the rule overrides: a start after a marker's full stop that clears the threshold)
+    after_markers = [t.i + 1 for t in doc if t.text == "." and t.i > 0 and doc[t.i - 1].like_num]
+    threshold = default_nlp.get_pipe("attn_senter").threshold
+    assert any(probs[i] >= threshold for i in after_markers)
+
+
 def test_start_scores_are_the_decided_probabilities(default_nlp: Language) -> None:
     """``doc._.start_scores`` holds P(S) of every token; a start the layout did not move
     reaches the threshold, and the sentences' end scores are read from it."""
