@@ -3,18 +3,20 @@ of the sentences (or paragraphs) -> segments within the size limits.
 
 1. **Vectors.** The captured hidden states (the sum of the last layers' outputs, see
    ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
-   they occur). A unit of segmentation is a sentence or, where the text has paragraph
-   breaks (``sentences.paragraph_starts``), a paragraph (the mean of its sentences'
-   vectors). Unit vectors are centred by the document's mean, each dimension is divided
-   by its spread over the document plus the mean spread (``standardise``, the default),
-   and they are scaled to unit length.
+   they occur); a sentence whose text (up to case, whitespace and digits) occurs three
+   times or more shares the mean of its copies' vectors (``tie_repeats``). A unit of
+   segmentation is a sentence or, where the text has paragraph breaks
+   (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors).
+   Unit vectors are centred by the document's mean, each dimension is divided by its
+   spread over the document plus the mean spread (``standardise``, the default), and
+   they are scaled to unit length.
 2. **Partition** (the default method): the segmentation that minimises the sum, over
    segments, of the squared distances of the segment's unit vectors from their mean,
    plus ``penalty * noise * ln(n_units)`` per boundary (kernel change-point detection
    with a linear kernel and a BIC-style penalty; solved exactly by dynamic programming
    with PELT pruning and runs of at most 256 units, linear in the number of units).
    ``noise`` (``scale="noise"``, the default) is the document's own step size: the
-   median, over neighbouring units, of half their squared distance. A document whose
+   median, over neighbouring units that differ, of half their squared distance. A document whose
    neighbouring sentences differ about as much as distant ones (one topic throughout)
    pays more per boundary than one made of distinct, internally coherent pieces.
    ``scale="unit"`` sets ``noise = 1``. With
@@ -35,6 +37,7 @@ Everything is linear in the number of wordpieces (the pooling) and close to line
 the number of sentences (the partition).
 """
 
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -79,6 +82,41 @@ def sentence_means(
     """
     rows, tokens = aligned_rows(align)
     return mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
+
+
+DIGITS = re.compile(r"\d+")
+
+
+MIN_COPIES = 3
+
+
+def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.ndarray:
+    """The group (0, 1, ... in order of first appearance) of each text: texts with
+    letters that are equal up to case, whitespace and the digits of their numbers share
+    a group where they occur at least ``min_copies`` times; every other text is a group
+    of its own. (A text repeated that often is the text's pattern, as in a list or a
+    copied line; a sentence quoted once more, or a bare number, means what its context
+    gives it.)"""
+    keys = [" ".join(DIGITS.sub("0", text.lower()).split()) for text in texts]
+    counts: Dict[str, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    ids: Dict[str, int] = {}
+    groups = []
+    for i, key in enumerate(keys):
+        shared = counts[key] >= min_copies and any(c.isalpha() for c in key)
+        groups.append(ids.setdefault(key if shared else f"\0{i}", len(ids)))
+    return numpy.array(groups, dtype="int64")
+
+
+def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
+    """Each row of ``means`` replaced by the mean of its group's rows (``repeat_groups``):
+    a repeated sentence means the same wherever it stands, so it gets one vector, not one
+    per position in the model's windows."""
+    groups = numpy.asarray(groups, dtype="int64")
+    if len(groups) == 0 or int(groups.max()) + 1 == len(groups):
+        return means
+    return group_means(means, groups)[groups].astype(numpy.asarray(means).dtype)
 
 
 ROUND_OFF = 1e-9
@@ -303,7 +341,8 @@ def enforce_limits(
 ) -> List[int]:
     """Split segments (sentence starts ``starts``, 0 excluded) that hold more than
     ``max_sents`` sentences or ``max_tokens`` wordpieces at their best gap (the split
-    that lowers the cost of ``vectors`` most) until each fits or is one sentence."""
+    that lowers the cost of ``vectors`` most; of equal ones, the nearest to the middle
+    in wordpieces) until each fits or is one sentence."""
     n = len(sent_sizes)
     cost = Cost(vectors)
     cum = numpy.concatenate([[0], numpy.cumsum(sent_sizes)])
@@ -316,7 +355,10 @@ def enforce_limits(
         too_long = max_tokens > 0 and cum[b] - cum[a] > max_tokens
         if (too_many or too_long) and b - a > 1:
             splits, gains = cost.gains(a, b)
-            split = int(splits[int(numpy.argmax(gains))])
+            # among equally good gaps (repeated text), the one nearest the middle
+            best = numpy.flatnonzero(gains >= gains.max() - 1e-9 * max(1.0, abs(gains.max())))
+            middle = (cum[a] + cum[b]) / 2
+            split = int(splits[best[numpy.argmin(numpy.abs(cum[splits[best]] - middle))]])
             stack.extend([(split, b), (a, split)])
             continue
         if a > 0:
@@ -339,12 +381,14 @@ def split_tokens(sizes: numpy.ndarray, max_tokens: int) -> List[int]:
 
 
 def step_noise(vectors: numpy.ndarray) -> float:
-    """Median, over neighbouring rows of ``vectors``, of half their squared distance
-    (1.0 with fewer than two rows, at least 1e-6)."""
+    """Median, over neighbouring rows of ``vectors`` that differ, of half their squared
+    distance (1.0 where no two neighbours differ, at least 1e-6). Equal neighbours (a
+    repeated sentence, ``tie_repeats``) say nothing about how much sentences vary."""
     v = numpy.asarray(vectors, dtype="float64")
-    if len(v) < 2:
-        return 1.0
     steps = ((v[1:] - v[:-1]) ** 2).sum(axis=1) / 2
+    steps = steps[steps > 0]
+    if len(steps) == 0:
+        return 1.0
     return max(float(numpy.median(steps)), 1e-6)
 
 

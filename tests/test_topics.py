@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any, List
 
 import numpy
@@ -91,6 +92,17 @@ def test_segments_respect_their_limits(
             assert max_tokens == 0 or sent_sizes[a:b].sum() <= max_tokens
 
 
+def test_limits_split_repeated_text_in_the_middle() -> None:
+    """Where every gap lowers the cost alike (copies of one sentence), the size limits
+    halve a segment instead of cutting one sentence off at a time."""
+    same = numpy.ones((16, 3))
+    sizes = numpy.ones(16, dtype="int64")
+    assert topics.enforce_limits([], same, sizes, max_tokens=4) == [4, 8, 12]
+    assert topics.enforce_limits([], same, sizes, max_sents=5) == [4, 8, 12]
+    sizes[:8] = 3  # in wordpieces: 24 before the middle sentence, 8 after
+    assert topics.enforce_limits([], same, sizes, max_tokens=16)[0] == 5
+
+
 def test_choose_boundaries_with_a_target_count() -> None:
     sims = numpy.array([0.9, 0.1, 0.9, 0.9, 0.2, 0.9, 0.9, 0.9, 0.5, 0.9])
     depth = topics.depth_scores(sims)
@@ -174,7 +186,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         "attention", overrides={"components.attn_segmenter.segment_standardise": False}
     )
     for separator in (" ", "\n\n", "\n"):
-        text = separator.join(PIECES + PIECES[:1])
+        text = separator.join(PIECES + PIECES[:1] * 2)
         doc = minilm_nlp(text)
         ref = reference(text)
         states = ref._.trf_data.model_output["hidden_states"]
@@ -185,6 +197,14 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         for k, sent in enumerate(sents):
             rows = [r for t in sent for r in ref._.trf_data.align[t.i].data.ravel().tolist()]
             means[k] = flat[rows].mean(axis=0)
+        # the first piece comes three times: each of its sentences gets the mean of its
+        # copies
+        keys = [re.sub(r"\s+", " ", sent.text).strip().lower() for sent in sents]
+        repeated = [key for key in set(keys) if keys.count(key) >= 3]
+        assert len(repeated) == PIECES[0].count(".")
+        for key in repeated:
+            copies = [k for k, other in enumerate(keys) if other == key]
+            means[copies] = means[copies].mean(axis=0)
         # the pieces are the paragraphs: a sentence after the separator opens one
         paragraph = [k == 0 or separator in doc[s.start - 1].text for k, s in enumerate(sents)]
         starts, scores = topics.segment(
@@ -207,6 +227,68 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         assert [span.start for span in plain] == [sents[k].start for k in plain_starts]
         assert plain.attrs["scores"] == pytest.approx(plain_scores, abs=1e-4)
         assert plain_scores != pytest.approx(scores, abs=1e-3)
+
+
+def test_repeat_groups_ignore_case_spacing_and_numbers() -> None:
+    texts = [
+        "Item 1: check the valve.",
+        "item 22:  check the\nvalve.",
+        "Item one: check the valve.",
+        "Item 3: check the valve!",
+        "ITEM 4: CHECK THE VALVE.",
+    ]
+    assert topics.repeat_groups(texts).tolist() == [0, 0, 1, 2, 0]
+    # fewer than three copies, or no letters: each text its own group
+    assert topics.repeat_groups(texts[:2] + texts[2:4] * 2).tolist() == [0, 1, 2, 3, 4, 5]
+    assert topics.repeat_groups(["5 .", "2 .", "7 ."]).tolist() == [0, 1, 2]
+    assert topics.repeat_groups(texts[:2], min_copies=2).tolist() == [0, 0]
+    assert topics.repeat_groups([]).tolist() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a b", "A  b", "a 1", "a 22", "b", "B\t", "1 .", "2 ."]), max_size=9),
+    st.integers(0, 2**32 - 1),
+)
+def test_tie_repeats_gives_each_repeated_text_the_mean_of_its_copies(
+    texts: List[str], seed: int
+) -> None:
+    means = numpy.random.default_rng(seed).normal(size=(len(texts), 3)).astype("float32")
+    tied = topics.tie_repeats(means, topics.repeat_groups(texts))
+    keys = [" ".join("".join("#" if c.isdigit() else c for c in t.lower()).split()) for t in texts]
+    keys = [re.sub("#+", "#", key) for key in keys]
+    for i, key in enumerate(keys):
+        copies = [j for j, other in enumerate(keys) if other == key]
+        if len(copies) < 3 or not re.search("[a-z]", key):
+            copies = [i]
+        assert numpy.allclose(tied[i], means[copies].mean(axis=0), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The cat sat on the mat. " * 60,
+        " ".join(f"Item {k}: check the valve and record the pressure." for k in range(1, 41)),
+        "\n\n".join(["We met at noon. The meeting ran long. Nobody took notes."] * 15),
+    ],
+    ids=["one sentence", "numbered list", "one paragraph"],
+)
+def test_text_that_repeats_itself_is_one_segment(default_nlp: Any, text: str) -> None:
+    """Copies of a sentence differ only in where they stand in the model's windows; they
+    share one vector, and a text of copies has no topic change."""
+    doc = default_nlp(text)
+    assert len(list(doc.sents)) >= 15
+    assert [(span.start, span.end) for span in doc.spans["attn_segments"]] == [(0, len(doc))]
+
+
+def test_two_repeated_sentences_split_where_the_second_begins(default_nlp: Any) -> None:
+    text = "The cat sat on the mat. " * 20 + "Interest rates rose again in March. " * 20
+    doc = default_nlp(text)
+    sents = list(doc.sents)
+    assert len(sents) == 40
+    group = doc.spans["attn_segments"]
+    assert [span.start for span in group] == [0, sents[20].start]
+    assert group.attrs["scores"][1] > 1  # the boundary pays for itself
 
 
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
@@ -371,10 +453,14 @@ def test_boundary_scores_are_cost_drops_over_the_penalty() -> None:
 
 
 def naive_step_noise(vectors: numpy.ndarray) -> float:
+    """The median half squared step between neighbours that differ (1.0 without one)."""
     halves = sorted(
         sum((a - b) ** 2 for a, b in zip(u, v, strict=True)) / 2
         for u, v in zip(vectors.tolist(), vectors.tolist()[1:], strict=False)
+        if u != v
     )
+    if not halves:
+        return 1.0
     middle = len(halves) // 2
     return halves[middle] if len(halves) % 2 else (halves[middle - 1] + halves[middle]) / 2
 

@@ -447,6 +447,9 @@ class AttnSegmenter(AttentionPipe):
             hidden = to_numpy(output.last_hidden_state)
         sentence_of_token = topics.sentence_index(sent_starts, len(doc))
         means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
+        ends = [*sent_starts[1:].tolist(), len(doc)]
+        texts = [doc[a:b].text for a, b in zip(sent_starts.tolist(), ends, strict=True)]
+        means = topics.tie_repeats(means, topics.repeat_groups(texts))
         token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
         paragraphs = (
