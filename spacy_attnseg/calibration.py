@@ -433,8 +433,9 @@ def tune_senter_thresholds(
     # the first point, threshold itself, is the rule off
     grid = [senter.threshold] + [t for t in UNMARKED_THRESHOLDS if t > senter.threshold]
     best = best_threshold(decide_unmarked, [gold[i] for i in punct], grid)
-    on = best is not None and best[0] != senter.threshold
-    chosen["threshold_unmarked"] = best[0] if best is not None and on else None
+    chosen["threshold_unmarked"] = (
+        best[0] if best is not None and best[0] != senter.threshold else None
+    )
     senter.cfg["threshold_unmarked"] = chosen["threshold_unmarked"]
     if best is not None:
         chosen["dev_f1"]["punct_unmarked"] = best[1]

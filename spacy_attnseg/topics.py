@@ -16,9 +16,10 @@ of the sentences (or paragraphs) -> segments within the size limits.
    with a linear kernel and a BIC-style penalty; solved exactly by dynamic programming
    with PELT pruning and runs of at most 256 units, linear in the number of units).
    ``noise`` (``scale="noise"``, the default) is the document's own step size: the
-   median, over neighbouring units that differ, of half their squared distance. A document whose
-   neighbouring sentences differ about as much as distant ones (one topic throughout)
-   pays more per boundary than one made of distinct, internally coherent pieces.
+   median, over neighbouring units that differ, of half their squared distance. A
+   document whose neighbouring sentences differ about as much as distant ones (one topic
+   throughout) pays more per boundary than one made of distinct, internally coherent
+   pieces.
    ``scale="unit"`` sets ``noise = 1``. With
    ``n_segments``, the segment whose best split lowers the cost most is split until
    there are that many.
@@ -85,8 +86,7 @@ def sentence_means(
 
 
 DIGITS = re.compile(r"\d+")
-
-
+# a text repeated this often is the text's pattern (a list, a copied line, a log)
 MIN_COPIES = 3
 
 
@@ -94,19 +94,18 @@ def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.n
     """The group (0, 1, ... in order of first appearance) of each text: texts with
     letters that are equal up to case, whitespace and the digits of their numbers share
     a group where they occur at least ``min_copies`` times; every other text is a group
-    of its own. (A text repeated that often is the text's pattern, as in a list or a
-    copied line; a sentence quoted once more, or a bare number, means what its context
-    gives it.)"""
+    of its own (a sentence quoted once more, or a bare number, means what its context
+    gives it)."""
     keys = [" ".join(DIGITS.sub("0", text.lower()).split()) for text in texts]
     counts: Dict[str, int] = {}
     for key in keys:
         counts[key] = counts.get(key, 0) + 1
-    ids: Dict[str, int] = {}
-    groups = []
+    first: Dict[str, int] = {}
+    groups = numpy.arange(len(keys), dtype="int64")
     for i, key in enumerate(keys):
-        shared = counts[key] >= min_copies and any(c.isalpha() for c in key)
-        groups.append(ids.setdefault(key if shared else f"\0{i}", len(ids)))
-    return numpy.array(groups, dtype="int64")
+        if counts[key] >= min_copies and any(c.isalpha() for c in key):
+            groups[i] = first.setdefault(key, i)
+    return numpy.unique(groups, return_inverse=True)[1].astype("int64").reshape(-1)
 
 
 def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
