@@ -309,9 +309,18 @@ def layout_starts(
             out[start] = 0
             if first > 0:  # (the first token starts the Doc anyway)
                 out[first] = 1
+    return line_rules(doc, out, classes, paragraph_breaks=paragraph_breaks)
+
+
+def line_rules(
+    doc: Doc, starts: numpy.ndarray, classes: TokenClasses, *, paragraph_breaks: bool
+) -> numpy.ndarray:
+    """The rules that come after the starts are placed (``layout_starts`` and
+    ``decide_starts``): with ``paragraph_breaks``, ``lines_end_sentences``; then
+    ``join_list_markers``."""
     if paragraph_breaks:
-        out = lines_end_sentences(doc, out, classes)
-    return join_list_markers(doc, out, classes)
+        starts = lines_end_sentences(doc, starts, classes)
+    return join_list_markers(doc, starts, classes)
 
 
 # a list marker: a number of up to three digits, one letter or a short roman numeral,
@@ -420,8 +429,8 @@ def decision_targets(
     an unambiguous terminal, and with ``paragraph_breaks`` the first token after a
     blank line).
     ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
-    ``targets[separators]`` and then ``lines_end_sentences`` and ``join_list_markers``
-    (``decide_starts``); a test checks it.
+    ``targets[separators]`` and then ``line_rules`` (``decide_starts``); a test checks
+    it.
     """
     n = len(doc)
     classes = classes or token_classes(doc)
@@ -442,14 +451,11 @@ def decide_starts(
     doc: Doc, scores: numpy.ndarray, threshold: float, *, paragraph_breaks: bool
 ) -> numpy.ndarray:
     """Sentence starts (bool per token) from separator scores: separators are the tokens
-    whose score reaches ``threshold`` (see ``decision_targets``), then, with
-    ``paragraph_breaks``, ``lines_end_sentences``."""
+    whose score reaches ``threshold`` (see ``decision_targets``), then ``line_rules``."""
     classes = token_classes(doc)
     targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     starts = starts_from_targets(targets, fixed, scores, threshold)
-    if paragraph_breaks:
-        starts = lines_end_sentences(doc, starts, classes)
-    return join_list_markers(doc, starts, classes)
+    return line_rules(doc, starts, classes, paragraph_breaks=paragraph_breaks)
 
 
 def starts_from_targets(

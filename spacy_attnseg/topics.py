@@ -39,6 +39,7 @@ the number of sentences (the partition).
 """
 
 import re
+from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -97,9 +98,7 @@ def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.n
     of its own (a sentence quoted once more, or a bare number, means what its context
     gives it)."""
     keys = [" ".join(DIGITS.sub("0", text.lower()).split()) for text in texts]
-    counts: Dict[str, int] = {}
-    for key in keys:
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter(keys)
     first: Dict[str, int] = {}
     groups = numpy.arange(len(keys), dtype="int64")
     for i, key in enumerate(keys):

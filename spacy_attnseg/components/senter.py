@@ -126,8 +126,8 @@ def make_attn_senter(
         whatever the model says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``). Either way no sentence
         starts on whitespace or on punctuation that closes the sentence before it, and
-        one that starts after an opening bracket or quote starts on it
-        (``sentences.layout_starts``).
+        one that starts after an opening bracket or quote starts on it, and a list
+        marker such as ``"2."`` is no sentence by itself (``sentences.layout_starts``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
     return AttnSenter(
