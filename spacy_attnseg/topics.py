@@ -4,7 +4,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
 1. **Vectors.** The captured hidden states (the sum of the last layers' outputs, see
    ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
    they occur); a sentence whose text (up to case, whitespace and digits) occurs three
-   times or more shares the mean of its copies' vectors (``tie_repeats``). A unit of
+   times or more, or which is one of three or more lines of a template (texts that differ
+   in one word), shares the mean of its group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors).
    Unit vectors are centred by the document's mean, each dimension is divided by its
@@ -39,7 +40,6 @@ the number of sentences (the partition).
 """
 
 import re
-from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -89,22 +89,47 @@ def sentence_means(
 DIGITS = re.compile(r"\d+")
 # a text repeated this often is the text's pattern (a list, a copied line, a log)
 MIN_COPIES = 3
+# texts of this many words or more that differ in one word are lines of one template
+# ("Item one: check the valve.", "Item two: check the valve.", ...); up to this many
+# words, so that the keys stay linear in the text
+TEMPLATE_WORDS = (5, 64)
 
 
 def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.ndarray:
-    """The group (0, 1, ... in order of first appearance) of each text: texts with
-    letters that are equal up to case, whitespace and the digits of their numbers share
-    a group where they occur at least ``min_copies`` times; every other text is a group
-    of its own (a sentence quoted once more, or a bare number, means what its context
-    gives it)."""
-    keys = [" ".join(DIGITS.sub("0", text.lower()).split()) for text in texts]
-    counts = Counter(keys)
-    first: Dict[str, int] = {}
-    groups = numpy.arange(len(keys), dtype="int64")
-    for i, key in enumerate(keys):
-        if counts[key] >= min_copies and any(c.isalpha() for c in key):
-            groups[i] = first.setdefault(key, i)
-    return numpy.unique(groups, return_inverse=True)[1].astype("int64").reshape(-1)
+    """The group (0, 1, ... in order of first appearance) of each text. Texts are compared
+    up to case, whitespace and the digits of their numbers. Texts with letters share a
+    group where ``min_copies`` or more of them are equal, or (with ``TEMPLATE_WORDS``
+    words) equal but for the same one word, and groups that share a text merge. Every
+    other text is a group of its own (a sentence quoted once more, or a bare number, means
+    what its context gives it)."""
+    words = [DIGITS.sub("0", text.lower()).split() for text in texts]
+    keys: Dict[Tuple[Any, ...], List[int]] = {}
+    low, high = TEMPLATE_WORDS
+    for i, w in enumerate(words):
+        if not any(c.isalpha() for word in w for c in word):
+            continue
+        keys.setdefault(("=", *w), []).append(i)
+        if low <= len(w) <= high:
+            for j in range(len(w)):
+                if any(c.isalpha() for word in w[:j] + w[j + 1 :] for c in word):
+                    keys.setdefault((j, *w[:j], *w[j + 1 :]), []).append(i)
+    parent = list(range(len(words)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for members in keys.values():
+        if len(members) >= min_copies:
+            first = root(members[0])
+            for i in members[1:]:
+                parent[root(i)] = first
+    order: Dict[int, int] = {}
+    return numpy.array(
+        [order.setdefault(root(i), len(order)) for i in range(len(words))], dtype="int64"
+    )
 
 
 def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
