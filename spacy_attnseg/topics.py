@@ -89,30 +89,32 @@ def sentence_means(
 DIGITS = re.compile(r"\d+")
 # a text repeated this often is the text's pattern (a list, a copied line, a log)
 MIN_COPIES = 3
-# texts of this many words or more that differ in one word are lines of one template
-# ("Item one: check the valve.", "Item two: check the valve.", ...); up to this many
-# words, so that the keys stay linear in the text
+# texts with this many words that hold letters (or more) that differ in one word are
+# lines of one template ("Item one: check the valve.", "Item two: check the valve.",
+# ...); "= = = Other storms = = =" is three such words. Texts of up to 64 words in all,
+# so that the keys stay linear in the text.
 TEMPLATE_WORDS = (5, 64)
 
 
 def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.ndarray:
     """The group (0, 1, ... in order of first appearance) of each text. Texts are compared
     up to case, whitespace and the digits of their numbers. Texts with letters share a
-    group where ``min_copies`` or more of them are equal, or (with ``TEMPLATE_WORDS``
-    words) equal but for the same one word, and groups that share a text merge. Every
+    group where ``min_copies`` or more of them are equal, or (with words as many as
+    ``TEMPLATE_WORDS`` allows) equal but for the same one word, and groups that share a
+    text merge. Every
     other text is a group of its own (a sentence quoted once more, or a bare number, means
     what its context gives it)."""
     words = [DIGITS.sub("0", text.lower()).split() for text in texts]
     keys: Dict[Tuple[Any, ...], List[int]] = {}
     low, high = TEMPLATE_WORDS
     for i, w in enumerate(words):
-        if not any(c.isalpha() for word in w for c in word):
+        lettered = sum(any(c.isalpha() for c in word) for word in w)
+        if lettered == 0:
             continue
         keys.setdefault(("=", *w), []).append(i)
-        if low <= len(w) <= high:
+        if lettered >= low and len(w) <= high:
             for j in range(len(w)):
-                if any(c.isalpha() for word in w[:j] + w[j + 1 :] for c in word):
-                    keys.setdefault((j, *w[:j], *w[j + 1 :]), []).append(i)
+                keys.setdefault((j, *w[:j], *w[j + 1 :]), []).append(i)
     parent = list(range(len(words)))
 
     def root(i: int) -> int:

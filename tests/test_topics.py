@@ -250,20 +250,25 @@ def test_repeat_groups_join_the_lines_of_a_template() -> None:
     assert topics.repeat_groups(lines).tolist() == [0, 0, 0]
     # two lines of a template are not a pattern; the varying word must be the same one
     assert topics.repeat_groups(lines[:2] + ["Item one: check the pump."]).tolist() == [0, 1, 2]
-    # texts of four words that differ in one are not a template
+    # texts of four words that differ in one are not a template, nor are headings with
+    # three words of letters among their markup
     short = ["Yes it is true.", "No it is true.", "So it is true."]
     assert topics.repeat_groups(short).tolist() == [0, 1, 2]
+    headings = [f"= = = North Korean {w} = = =" for w in ("crossing", "advance", "retreat")]
+    assert topics.repeat_groups(headings).tolist() == [0, 1, 2]
     # lines that are one template by two routes form one group
     chained = lines + ["Item three: check the pump.", "Item three: check the hose."]
     assert topics.repeat_groups(chained + ["Other."]).tolist() == [0, 0, 0, 0, 0, 1]
 
 
 def brute_force_groups(texts: List[str], min_copies: int = 3) -> List[int]:
-    """repeat_groups by comparing every pair of texts: exact copies, and texts of five to
-    64 words equal but at one place, each relation counted per place."""
+    """repeat_groups by comparing every pair of texts: exact copies, and texts of at most
+    64 words, five or more of them with letters (both texts), equal but at one place,
+    each relation counted per place."""
     words = [re.sub(r"\d+", "0", t.lower()).split() for t in texts]
     n = len(words)
     has_letters = [bool(re.search("[a-z]", " ".join(w))) for w in words]
+    template = [len([x for x in w if re.search("[a-z]", x)]) >= 5 and len(w) <= 64 for w in words]
     label = list(range(n))
 
     def join(i: int, j: int) -> None:
@@ -279,16 +284,15 @@ def brute_force_groups(texts: List[str], min_copies: int = 3) -> List[int]:
         if len(same) >= min_copies:
             for k in same:
                 join(i, k)
-        if not 5 <= len(words[i]) <= 64:
+        if not template[i]:
             continue
         for place in range(len(words[i])):
             rest = words[i][:place] + words[i][place + 1 :]
-            if not re.search("[a-z]", " ".join(rest)):
-                continue
             near = [
                 k
                 for k in range(n)
-                if len(words[k]) == len(words[i])
+                if template[k]
+                and len(words[k]) == len(words[i])
                 and words[k][:place] + words[k][place + 1 :] == rest
             ]
             if len(near) >= min_copies:
