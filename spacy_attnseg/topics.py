@@ -89,21 +89,20 @@ def sentence_means(
 DIGITS = re.compile(r"\d+")
 # a text repeated this often is the text's pattern (a list, a copied line, a log)
 MIN_COPIES = 3
-# texts with this many words that hold letters (or more) that differ in one word are
-# lines of one template ("Item one: check the valve.", "Item two: check the valve.",
-# ...); "= = = Other storms = = =" is three such words. Texts of up to 64 words in all,
-# so that the keys stay linear in the text.
+# texts that differ in one word are lines of one template ("Item one: check the valve.",
+# "Item two: check the valve.", ...) where they hold at least this many words with
+# letters ("= = = Other storms = = =" holds two) and at most this many words in all (so
+# that the keys stay linear in the text)
 TEMPLATE_WORDS = (5, 64)
 
 
 def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.ndarray:
     """The group (0, 1, ... in order of first appearance) of each text. Texts are compared
     up to case, whitespace and the digits of their numbers. Texts with letters share a
-    group where ``min_copies`` or more of them are equal, or (with words as many as
-    ``TEMPLATE_WORDS`` allows) equal but for the same one word, and groups that share a
-    text merge. Every
-    other text is a group of its own (a sentence quoted once more, or a bare number, means
-    what its context gives it)."""
+    group where ``min_copies`` or more of them are equal, or are lines of one template
+    (``TEMPLATE_WORDS``: equal but for the same one word); groups that share a text
+    merge. Every other text is a group of its own (a sentence quoted once more, or a bare
+    number, means what its context gives it)."""
     words = [DIGITS.sub("0", text.lower()).split() for text in texts]
     keys: Dict[Tuple[Any, ...], List[int]] = {}
     low, high = TEMPLATE_WORDS
