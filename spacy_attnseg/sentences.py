@@ -15,6 +15,7 @@ per line, ``lines_end_sentences``) is applied after the sweepable part; it chang
 nothing in text without line breaks, such as the CoNLL-U documents calibration reads.
 """
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
@@ -338,7 +339,7 @@ def join_list_markers(
     out = numpy.array(starts, copy=True)
     space = (classes or token_classes(doc)).space
     found = numpy.flatnonzero(out).tolist()
-    for a, b in zip(found, found[1:], strict=False):
+    for a, b in itertools.pairwise(found):
         if b - a <= 3 and not space[b - 1] and LIST_MARKER.fullmatch(doc[a:b].text):
             out[b] = 0
     return out
