@@ -1,5 +1,6 @@
 """Topic segments of the default pipeline, as a user runs it (plain text in, its own
-sentences, one setting for every set), against peers, on five sets:
+sentences, one setting for every set), against peers, on five sets and, on the report
+half, three more of another kind:
 
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
   WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:
@@ -11,7 +12,11 @@ sentences, one setting for every set), against peers, on five sets:
 * ``wikitext, paragraphs``: the same articles as their paragraphs separated by blank
   lines (headings removed), as the text reaches a user;
 * ``wikitext, one paragraph per line``: the same paragraphs separated by single line
-  breaks (as in WikiText's own files and many text dumps).
+  breaks (as in WikiText's own files and many text dumps);
+* report only, text of another kind that no setting is chosen on (``paper.pydocs``):
+  ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
+  Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
+  lines between paragraphs), one document per page, its sections the reference.
 
 First half tuning, second half report. Pk and WindowDiff are computed in spaCy tokens per
 document (k = half the mean reference segment length in tokens) and averaged over
@@ -44,6 +49,7 @@ import numpy
 
 from spacy_attnseg.gold import read_conllu_documents
 
+from . import pydocs
 from .evaluation import load_splitter
 from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, pk, window_diff
@@ -285,7 +291,8 @@ def evaluate(
     threads: int = 1,
 ) -> Dict[str, Any]:
     """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
-    ``peers``, the other systems on the five sets of ``half`` ("tune" or "report");
+    ``peers``, the other systems on the sets of ``half`` ("tune" or "report"; the
+    Python docs sets only on "report");
     writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
     recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
@@ -300,6 +307,14 @@ def evaluate(
         "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
         "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
     }
+    if not tune:
+        sets.update(
+            {
+                "Python docs pieces": lambda: pydocs.piece_docs(n_synthetic),
+                "Python docs sections": lambda: pydocs.section_docs(" "),
+                "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),
+            }
+        )
     results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
     payload = {
         "half": half,

@@ -1,6 +1,8 @@
 """Topic segments of the default pipeline, as a user runs it, against peers on five sets
 (synthetic pieces, WikiText pieces, WikiText-2 sections without paragraph breaks, with
-blank lines between paragraphs, and with one paragraph per line); protocol: ``paper.topic_eval``.
+blank lines between paragraphs, and with one paragraph per line) and, on the report half,
+three of Python's documentation (pieces; sections without and with paragraph breaks);
+protocol: ``paper.topic_eval``.
 
     python scripts/evaluate_topics.py --half report --out metrics/segments
 """
