@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from .evaluation import load_splitter, split_texts
-from .synthetic import TopicDocument, build
+from .synthetic import TopicDocument, build, join_segments
 
 ROOT = Path(__file__).resolve().parents[1]
 PYDOCS = ROOT / "data" / "python-docs"
@@ -60,17 +60,18 @@ def plain(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def is_heading(lines: Sequence[str], i: int) -> bool:
-    """Whether line ``i`` is a heading's text: underlined at least as long, and
-    unindented unless it is overlined too (a title's text may be centred)."""
+def heading_style(lines: Sequence[str], i: int) -> Optional[Tuple[str, bool]]:
+    """If line ``i`` is a heading's text (underlined at least as long, and unindented
+    unless it is overlined too: a title's text may be centred), its style: the
+    underline's character and whether it is overlined; else None."""
     line = lines[i]
     if i + 1 >= len(lines) or not line.strip() or ADORNMENT.match(line):
-        return False
+        return None
     overlined = i > 0 and bool(ADORNMENT.match(lines[i - 1]))
-    if line[0].isspace() and not overlined:
-        return False
-    under = lines[i + 1]
-    return bool(ADORNMENT.match(under)) and len(under.strip()) >= len(line.strip())
+    under = lines[i + 1].strip()
+    if (line[0].isspace() and not overlined) or not ADORNMENT.match(under):
+        return None
+    return (under[0], overlined) if len(under) >= len(line.strip()) else None
 
 
 def parse(text: str) -> List[List[str]]:
@@ -91,9 +92,9 @@ def parse(text: str) -> List[List[str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if is_heading(lines, i):
+        style = heading_style(lines, i)
+        if style is not None:
             end_paragraph()
-            style = (lines[i + 1].strip()[0], i > 0 and bool(ADORNMENT.match(lines[i - 1])))
             if style not in styles:
                 styles.append(style)
             if styles.index(style) <= 1:
@@ -126,18 +127,7 @@ def read_pages(root: Path = PYDOCS) -> List[Page]:
 def section_docs(separator: str = " ", root: Path = PYDOCS) -> List[TopicDocument]:
     """One document per page, its paragraphs joined by ``separator``; the reference
     segments are its sections."""
-    docs = []
-    for page in read_pages(root):
-        parts: List[str] = []
-        starts: List[int] = []
-        offset = 0
-        for section in page.sections:
-            starts.append(offset)
-            for paragraph in section:
-                parts.append(paragraph)
-                offset += len(paragraph) + len(separator)
-        docs.append(TopicDocument(separator.join(parts), starts))
-    return docs
+    return [join_segments(page.sections, separator) for page in read_pages(root)]
 
 
 def piece_docs(n_docs: int, seed: int = 11, root: Path = PYDOCS) -> List[TopicDocument]:

@@ -23,6 +23,21 @@ class TopicDocument:
     starts: List[int]
 
 
+def join_segments(segments: Sequence[Sequence[str]], separator: str) -> TopicDocument:
+    """One document of ``segments`` (each a list of paragraphs), every paragraph stripped
+    and joined by ``separator``; a reference segment starts at each segment's first
+    paragraph."""
+    parts: List[str] = []
+    starts: List[int] = []
+    offset = 0
+    for paragraphs in segments:
+        starts.append(offset)
+        for paragraph in paragraphs:
+            parts.append(paragraph.strip())
+            offset += len(parts[-1]) + len(separator)
+    return TopicDocument(separator.join(parts), starts)
+
+
 def build(
     texts: Sequence[Sequence[str]], *, n_docs: int, n_pieces: int = 10, seed: int = 0
 ) -> List[TopicDocument]:

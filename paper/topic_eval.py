@@ -53,7 +53,7 @@ from . import pydocs
 from .evaluation import load_splitter
 from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, pk, window_diff
-from .synthetic import TopicDocument, build
+from .synthetic import TopicDocument, build, join_segments
 from .topic_peers import SecondPass, nltk_texttiling
 from .wikitext import read_articles
 
@@ -87,19 +87,11 @@ def wikitext_docs(half: str) -> List[TopicDocument]:
 def wikitext_paragraph_docs(half: str, separator: str = "\n\n") -> List[TopicDocument]:
     """Articles as paragraphs separated by ``separator`` (a blank line, or a line break:
     one paragraph per line)."""
-    docs = []
-    for segments in (article.sections for article in wikitext_half(half)):
-        parts: List[str] = []
-        starts: List[int] = []
-        offset = 0
-        for paragraphs in segments:
-            starts.append(offset)
-            for paragraph in paragraphs:
-                parts.append(paragraph.strip())
-                offset += len(parts[-1]) + len(separator)
-        if sum(len(p) for p in segments) >= 2:
-            docs.append(TopicDocument(separator.join(parts), starts))
-    return docs
+    return [
+        join_segments(article.sections, separator)
+        for article in wikitext_half(half)
+        if sum(len(p) for p in article.sections) >= 2
+    ]
 
 
 def article_sentences(half: str) -> List[List[str]]:
