@@ -18,7 +18,7 @@ nothing in text without line breaks, such as the CoNLL-U documents calibration r
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 from spacy.attrs import IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, ORTH, SPACY
@@ -324,24 +324,100 @@ def line_rules(
     return join_list_markers(doc, starts, classes)
 
 
-# a list marker: a number of up to three digits, one letter or a short roman numeral,
-# then "." or ")", perhaps after "("
-LIST_MARKER = re.compile(r"\(?(?:\d{1,3}|[A-Za-z]|[ivxlIVXL]{1,4})[.)]")
+# a list marker: perhaps a bullet, then a number of up to three digits, one letter or a
+# short roman numeral, perhaps after "(", then ".", ")" or ".)"
+LIST_MARKER = re.compile(
+    r"(?:(?P<bullet>[•◦▪‣⁃∙*-])\s*)?\(?(?P<item>\d{1,3}|[A-Za-z]|[ivxlIVXL]{1,4})(?:\.\)|[.)])"
+)
+# bullets that mark a list item wherever they stand (not "-" or "*")
+BULLETS = frozenset("•◦▪‣⁃∙")
+# the most tokens a marker spans ("•", "(", "iv", ")")
+MARKER_TOKENS = 4
+_ROMAN = re.compile(r"(?i)(x{0,3})(ix|iv|v?i{0,3})")
+_ROMAN_UNITS = ["", "i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix"]
+
+
+def item_numbers(item: str) -> Set[int]:
+    """The positions in a list that a marker's item (``"3"``, ``"c"``, ``"iv"``) may
+    stand for: a number, a letter's place in the alphabet, a roman numeral's value."""
+    if item.isdigit():
+        return {int(item)}
+    numbers = {ord(item.lower()) - ord("a") + 1} if len(item) == 1 else set()
+    roman = _ROMAN.fullmatch(item)
+    if roman:
+        numbers.add(10 * len(roman.group(1)) + _ROMAN_UNITS.index(roman.group(2).lower()))
+    return numbers
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A list marker: the item numbers it may stand for, and whether a bullet from
+    ``BULLETS`` leads it."""
+
+    numbers: Set[int]
+    bulleted: bool
+
+
+def _marker(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Optional[Marker]:
+    """The list marker ``doc[a:b]``, or None if it is none (a marker holds no whitespace
+    token)."""
+    if a < 0 or b - a > MARKER_TOKENS or space[a:b].any():
+        return None
+    found = LIST_MARKER.fullmatch(doc[a:b].text)
+    if found is None:
+        return None
+    return Marker(item_numbers(found.group("item")), found.group("bullet") in BULLETS)
+
+
+def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]:
+    """The item numbers of the list marker that ``doc[a:b]`` begins with, if any."""
+    for k in range(min(MARKER_TOKENS, b - a - 1), 0, -1):
+        marker = _marker(doc, a, a + k, space)
+        if marker is not None:
+            return marker.numbers
+    return set()
 
 
 def join_list_markers(
     doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
 ) -> numpy.ndarray:
-    """``starts`` (one value per token, nonzero = start) without a start right after a
-    sentence that is only a list marker (``LIST_MARKER``: ``"2."``, ``"b)"``,
-    ``"(iv)"``) on the same line: the item's text belongs to its marker's sentence. A
-    start after a whitespace token stays. Returns a new array of ``starts``' dtype."""
+    """``starts`` (one value per token, nonzero = start) with each list marker
+    (``LIST_MARKER``: ``"2."``, ``"b)"``, ``"(iv)"``, ``"• 9."``) starting the sentence
+    of its item, where the item follows it on the same line:
+
+    * a sentence that is only a marker joins the item after it;
+    * a marker that ends a longer sentence moves to the start of the next one when it
+      opens an item: it has a bullet from ``BULLETS``, it begins a line, it follows
+      sentence-final punctuation, or it follows on the marker the sentence begins with
+      (``"1. Buy milk 2."``, ``"a) one b)"``). ``"See section 2. It explains"`` keeps
+      its sentences.
+
+    A start after a whitespace token stays. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    space = (classes or token_classes(doc)).space
+    classes = classes or token_classes(doc)
+    space = classes.space
     found = numpy.flatnonzero(out).tolist()
     for a, b in itertools.pairwise(found):
-        if b - a <= 3 and not space[b - 1] and LIST_MARKER.fullmatch(doc[a:b].text):
+        if not space[b - 1] and _marker(doc, a, b, space) is not None:
             out[b] = 0
+    final: Optional[numpy.ndarray] = None  # (follows_final, read once a marker ends one)
+    found = numpy.flatnonzero(out).tolist()
+    first = found[0] if found else 0  # the start of the sentence before b
+    for b in found[1:]:
+        start = b
+        for a in range(max(first + 1, b - MARKER_TOKENS), b):
+            marker = None if space[b - 1] else _marker(doc, a, b, space)
+            if marker is None:
+                continue
+            line_start = space[a - 1] and LINE_BREAK.search(doc[a - 1].text) is not None
+            opening = _opening_numbers(doc, first, a, space)
+            follows_on = any(n - 1 in opening for n in marker.numbers)
+            if final is None:
+                final = follows_final(doc, classes)
+            if marker.bulleted or line_start or final[a] or follows_on:
+                out[b], out[a], start = 0, 1, a
+            break
+        first = start
     return out
 
 

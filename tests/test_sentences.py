@@ -16,6 +16,7 @@ from spacy_attnseg.sentences import (
     decide_starts,
     decision_targets,
     follows_final,
+    item_numbers,
     join_list_markers,
     layout_starts,
     next_starts,
@@ -307,9 +308,42 @@ def test_join_list_markers() -> None:
     assert layout_starts(doc, starts, paragraph_breaks=True).tolist() == starts.tolist()
 
 
+# (predicted starts: after each marker, as the model may put them)
+MARKER_ENDS_CASES = [
+    # a marker that begins a line opens its item
+    ("Steps:\n1.) Open it\n2.) Stir it", [0, 6, 12], [0, 3, 9]),
+    # after final punctuation; after a bullet; continuing the marker its sentence opens
+    ("It is red. 2. Blue. • 9. Cold ⁃10. Hot", [0, 6, 11, 14], [0, 4, 8, 12]),
+    ("1. Buy milk 2. Buy tea 3. Go", [0, 6, 10], [0, 4, 8]),
+    ("a) apples b) pears", [0, 5], [0, 3]),
+    # a number that ends a sentence, or that does not continue the list, stays
+    ("1. Buy milk 3. Go home", [0, 6], [0, 6]),
+    ("See section 2. It explains. He had ii. Then", [0, 4, 7, 11], [0, 4, 7, 11]),
+]
+
+
+@pytest.mark.parametrize("text,predicted,expected", MARKER_ENDS_CASES)
+def test_a_marker_that_ends_a_sentence_opens_the_next(
+    text: str, predicted: list, expected: list
+) -> None:
+    doc = spacy.blank("en")(text)
+    starts = numpy.zeros(len(doc), dtype="int32")
+    starts[predicted] = 1
+    assert numpy.flatnonzero(join_list_markers(doc, starts)).tolist() == expected
+    assert numpy.flatnonzero(layout_starts(doc, starts, paragraph_breaks=True)).tolist() == expected
+
+
+def test_item_numbers() -> None:
+    assert item_numbers("12") == {12}
+    assert item_numbers("c") == {3}
+    assert item_numbers("iv") == item_numbers("IV") == {4}
+    assert item_numbers("i") == {1, 9} and item_numbers("xii") == {12}
+    assert item_numbers("vv") == set()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
-    which=st.integers(0, len(LAYOUT_TEXTS)),
+    which=st.integers(0, len(LAYOUT_TEXTS) + len(MARKER_ENDS_CASES)),
     bits=st.lists(st.booleans(), min_size=60, max_size=60),
     paragraph_breaks=st.booleans(),
 )
@@ -318,7 +352,8 @@ def test_decide_starts_equals_layout_of_sentence_starts(
 ) -> None:
     """The sweepable decision (targets + fixed starts) that calibration and evaluation
     use equals the step-by-step rule: separators -> next starts -> layout rules."""
-    doc = spacy.blank("en")((LAYOUT_TEXTS + [LIST_TEXT])[which])
+    texts = LAYOUT_TEXTS + [LIST_TEXT] + [case[0] for case in MARKER_ENDS_CASES]
+    doc = spacy.blank("en")(texts[which])
     separators = numpy.array(bits[: len(doc)], dtype=bool)
     scores = separators.astype("float32")
     expected = layout_starts(
@@ -402,7 +437,7 @@ def test_unmarked_starts_counts_a_quote_after_a_full_stop() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    which=st.integers(0, len(LAYOUT_TEXTS)),
+    which=st.integers(0, len(LAYOUT_TEXTS) + len(MARKER_ENDS_CASES)),
     marked_p=st.sampled_from([0.0, 0.95]),
     values=st.dictionaries(st.integers(0, 79), st.floats(0.0, 1.0, width=32), max_size=8),
     threshold=st.sampled_from([0.1, 0.25, 0.5]),
@@ -420,7 +455,8 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
     """Every start that ``threshold_unmarked`` alone makes is kept, and none is added to
     those that ``threshold`` makes. (Likely starts after final punctuation and a few
     others elsewhere: the documents where the rule applies.)"""
-    doc = spacy.blank("en")((LAYOUT_TEXTS + [EDITED])[which])
+    texts = LAYOUT_TEXTS + [EDITED] + [case[0] for case in MARKER_ENDS_CASES]
+    doc = spacy.blank("en")(texts[which])
     probs = numpy.where(follows_final(doc), marked_p, 0.0).astype("float32")
     for i, value in values.items():
         if i < len(doc):

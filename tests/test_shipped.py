@@ -25,6 +25,7 @@ from spacy.util import load_config, load_model_from_config
 import spacy_attnseg
 from spacy_attnseg.components.senter import shipped_path
 from spacy_attnseg.loading import CONFIGS
+from spacy_attnseg.sentences import LIST_MARKER
 
 REPO = Path(__file__).resolve().parents[1]
 EWT_TEST = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
@@ -181,6 +182,30 @@ def test_numbered_list_items_are_sentences(default_nlp: Language, separator: str
     after_markers = [t.i + 1 for t in doc if t.text == "." and t.i > 0 and doc[t.i - 1].like_num]
     threshold = default_nlp.get_pipe("attn_senter").threshold
     assert any(probs[i] >= threshold for i in after_markers)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["1.) Open the valve", "2.) Record the pressure", "3.) Close the valve"],
+        ["• 9. Open the valve", "• 10. Record the pressure", "• 11. Close the valve"],
+        ["a) Open the valve", "b) Record the pressure", "c) Close the valve"],
+    ],
+)
+@pytest.mark.parametrize("separator", ["\n", " "])
+def test_list_items_without_full_stops_keep_their_markers(
+    default_nlp: Language, items: List[str], separator: str
+) -> None:
+    """Items without final punctuation: one per line, each is a sentence; run together,
+    no sentence ends with the next item's marker (the model alone may end one there),
+    and each item lies within one sentence."""
+    doc = default_nlp("Steps:" + separator + separator.join(items))
+    sents = [sent.text.strip() for sent in doc.sents]
+    if separator == "\n":
+        assert sents == ["Steps:", *items]
+    for item in items:
+        assert sum(item in sent for sent in sents) == 1, sents
+    assert not any(LIST_MARKER.fullmatch(sent.split()[-1]) for sent in sents), sents
 
 
 def test_start_scores_are_the_decided_probabilities(default_nlp: Language) -> None:
