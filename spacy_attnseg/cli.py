@@ -3,7 +3,7 @@
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Dict, Iterable, Iterator, List, Optional, TextIO, cast
+from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, cast
 
 import typer
 
@@ -24,16 +24,49 @@ MODEL_HELP = (
 )
 
 
-def _open_input(path: str) -> TextIO:
+class Input:
+    """A command's input, read as UTF-8: a leading byte-order mark is dropped, and bytes
+    that are not UTF-8 stop the command with E115 (the line and byte that fail)."""
+
+    def __init__(self, raw: BinaryIO, name: str) -> None:
+        self.raw, self.name = raw, name
+
+    def _decode(self, data: bytes, number: int) -> str:
+        try:
+            return data.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            line = number + data.count(b"\n", 0, e.start)
+            pos = e.start - (data.rfind(b"\n", 0, e.start) + 1)
+            raise typer.BadParameter(
+                Errors.E115.format(name=self.name, line=line, byte=data[e.start], pos=pos)
+            ) from None
+
+    def __iter__(self) -> Iterator[str]:
+        for number, line in enumerate(self.raw, start=1):
+            yield self._decode(line, number)
+
+    def read(self) -> str:
+        data = self.raw.read()
+        return self._decode(data, 1).replace("\r\n", "\n").replace("\r", "\n")
+
+    def __enter__(self) -> "Input":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.raw is not sys.stdin.buffer:
+            self.raw.close()
+
+
+def _open_input(path: str) -> Input:
     if path == "-":
-        return sys.stdin
+        return Input(sys.stdin.buffer, "standard input")
     file = Path(path)
     if not file.exists():
         raise typer.BadParameter(Errors.E111.format(path=path))
-    return file.open(encoding="utf8")
+    return Input(file.open("rb"), path)
 
 
-def _read_jsonl(handle: TextIO) -> Iterator[str]:
+def _read_jsonl(handle: Input) -> Iterator[str]:
     for number, line in enumerate(handle, start=1):
         if not line.strip():
             continue
@@ -111,7 +144,7 @@ def _run_partitions(texts: Iterable[str], job: Any, quiet: bool, **engine: Any) 
         yield from run(texts, job, on_done=bar.update, **engine)
 
 
-def _texts(handle: TextIO, input: str) -> Iterable[str]:
+def _texts(handle: Input, input: str) -> Iterable[str]:
     """One document for a .txt file, else one per JSON line."""
     return [handle.read()] if input.endswith(".txt") else _read_jsonl(handle)
 

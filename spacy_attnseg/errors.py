@@ -191,6 +191,10 @@ class Errors:
         "[E114] Cannot read gold sentences from {path}: give an existing CoNLL-U file "
         "(.conllu) or spaCy DocBin (.spacy, e.g. from `python -m spacy convert`)."
     )
+    E115 = (
+        "[E115] {name} is not UTF-8 text: byte 0x{byte:02x} at byte {pos} of line {line}. "
+        "Convert it first, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8."
+    )
 
 
 class Warnings:

@@ -100,6 +100,42 @@ def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "command,name,content,where",
+    [
+        ("chunk", "notes.txt", b"Fine line.\nAlso fine.\nCaf\xe9 au lait.\n", "byte 3 of line 3"),
+        (
+            "segment",
+            "docs.jsonl",
+            b'{"text": "Fine."}\n{"text": "Caf\xe9."}\n',
+            "byte 13 of line 2",
+        ),
+    ],
+)
+def test_input_that_is_not_utf8_is_a_coded_error(
+    tmp_path: Any, command: str, name: str, content: bytes, where: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = run_cli([command, str(path)])
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert f"is not UTF-8 text: byte 0xe9 at {where}" in squash(result.stderr)
+    assert "[E115]" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None:
+    record = json.dumps({"text": FIRST})
+    result = run_cli(
+        ["chunk", "-", "--max-tokens", "24", "-q"], stdin=f"\ufeff{record}\r\n{record}\n"
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    chunks = [json.loads(line) for line in result.stdout.splitlines()]
+    first = [{k: v for k, v in c.items() if k != "doc"} for c in chunks if c["doc"] == 0]
+    second = [{k: v for k, v in c.items() if k != "doc"} for c in chunks if c["doc"] == 1]
+    assert len(first) >= 2 and first == second
+    assert "".join(c["text"] for c in first) == FIRST
+
+
+@pytest.mark.parametrize(
     "args,message",
     [
         (["segment", "data/sample.txt", "--format", "xml"], "[E113] --format cannot be 'xml'"),
