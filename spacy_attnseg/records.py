@@ -5,7 +5,8 @@ One place for the records of ``segment --format jsonl`` (:func:`sentence_record`
 process or from the workers of :mod:`spacy_attnseg.scale`.
 """
 
-from typing import Any, Dict, List
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -46,27 +47,102 @@ def sentence_record(doc: Doc, key: str) -> Dict[str, Any]:
     return record
 
 
-def chunk_records(doc: Doc, number: int, key: str) -> List[Dict[str, Any]]:
+# A token of at least this many wordpieces in the pass may have been truncated by the
+# model (no word of running text comes near it): its chunk is counted again.
+LONG_TOKEN = 64
+
+
+@dataclass(frozen=True)
+class ChunkSizer:
+    """Counts a chunk's wordpieces again with the model's tokenizer where the pass's own
+    count may fall short (a token longer than the model reads was truncated: a base64
+    blob, a long URL), and cuts a chunk over ``max_tokens`` at wordpiece boundaries
+    (a Span cannot end inside a token; a chunk's text can)."""
+
+    tokenizer: Any
+    max_tokens: int
+
+    def recount(self, counts: Any) -> bool:
+        """Whether a chunk whose tokens have these wordpiece counts in the pass is
+        counted again: it holds a token that may have been truncated, or it is over
+        ``max_tokens`` (a single token: the segmenter cuts only between tokens)."""
+        over = bool(self.max_tokens) and int(counts.sum()) > self.max_tokens
+        return over or int(counts.max()) >= LONG_TOKEN
+
+    def count(self, text: str) -> int:
+        """The wordpieces of ``text`` read on its own."""
+        return len(self.tokenizer.tokenize(text))
+
+    def pieces(self, text: str) -> List[Tuple[int, int, int]]:
+        """``(start, end, n_wordpieces)`` of consecutive pieces of ``text`` that cover
+        it, each of at most ``max_tokens`` wordpieces when read on its own (0: one
+        piece). Pieces start at wordpieces of the whole text; a piece that starts inside
+        a word may read as more wordpieces alone, so it gives back wordpieces until it
+        fits (a piece of one wordpiece stays, whatever it counts alone)."""
+        if not self.max_tokens or not getattr(self.tokenizer, "is_fast", False):
+            return [(0, len(text), self.count(text))]
+        offsets = self.tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )["offset_mapping"]
+        starts = [0] + [start for start, _ in offsets[1:]] + [len(text)]
+        out: List[Tuple[int, int, int]] = []
+        i = 0
+        while i < len(offsets):
+            j = min(i + self.max_tokens, len(offsets))
+            n = self.count(text[starts[i] : starts[j]])
+            while n > self.max_tokens and j > i + 1:
+                j -= 1
+                n = self.count(text[starts[i] : starts[j]])
+            out.append((starts[i], starts[j], n))
+            i = j
+        return out or [(0, len(text), 0)]
+
+
+def chunk_sizer(nlp: Language) -> Optional[ChunkSizer]:
+    """The :class:`ChunkSizer` of ``nlp``'s ``attn_segmenter`` (None without one)."""
+    if SEGMENTER not in nlp.pipe_names:
+        return None
+    segmenter: Any = nlp.get_pipe(SEGMENTER)
+    tokenizer = getattr(segmenter.transformer_pipe().model, "tokenizer", None)
+    if tokenizer is None:
+        return None
+    return ChunkSizer(tokenizer, int(segmenter.cfg.get("max_tokens") or 0))
+
+
+def chunk_records(
+    doc: Doc, number: int, key: str, sizer: Optional[ChunkSizer] = None
+) -> List[Dict[str, Any]]:
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
     "text", "start", "end", "n_tokens", "n_sents", "score"}``; a chunk runs to the next
-    one's start, so the chunks' texts joined give the document's text back."""
+    one's start, so the chunks' texts joined give the document's text back. With a
+    ``sizer``, a chunk that holds a token of ``LONG_TOKEN`` wordpieces or more is counted
+    again, and a chunk over ``max_tokens`` (one token) is cut into pieces of at most
+    ``max_tokens`` wordpieces (each piece after the first scores 0.0, a cut inside a
+    sentence)."""
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
     sizes = doc_wordpiece_counts(doc)
-    records = []
+    records: List[Dict[str, Any]] = []
     for i, (span, score) in enumerate(zip(spans, scores, strict=True)):
-        end_char = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
-        records.append(
-            {
-                "doc": number,
-                "chunk": i,
-                "text": doc.text[span.start_char : end_char],
-                "start": span.start_char,
-                "end": end_char,
-                "n_tokens": int(sizes[span.start : span.end].sum()),
-                "n_sents": sum(1 for t in span if t.is_sent_start) or 1,
-                "score": score,
-            }
-        )
+        start = span.start_char
+        end = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
+        starts = [t.idx for t in span if t.is_sent_start]
+        counts = sizes[span.start : span.end]
+        pieces = [(start, end, int(counts.sum()))]
+        if sizer is not None and len(span) and sizer.recount(counts):
+            pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end])]
+        for k, (a, b, n) in enumerate(pieces):
+            records.append(
+                {
+                    "doc": number,
+                    "chunk": len(records),
+                    "text": doc.text[a:b],
+                    "start": a,
+                    "end": b,
+                    "n_tokens": n,
+                    "n_sents": sum(a <= s < b for s in starts) or 1,
+                    "score": score if k == 0 else 0.0,
+                }
+            )
     return records

@@ -75,19 +75,20 @@ def process_partition(job: Job, texts: List[str], first: int = 0) -> Result:
     of the input) and return what ``job.output`` asks for."""
     from spacy.tokens import DocBin
 
-    from .records import chunk_records, segments_key, sentence_record
+    from .records import chunk_records, chunk_sizer, segments_key, sentence_record
 
     nlp = job_pipeline(job)
     docs = nlp.pipe(texts, batch_size=job.batch_size)
     if job.output == "docbin":
         return bytes(DocBin(store_user_data=True, docs=docs).to_bytes())
     key = segments_key(nlp)
+    sizer = chunk_sizer(nlp)
     lines: List[str] = []
     for number, doc in enumerate(docs, start=first):
         if job.output == "sentences":
             records = [sentence_record(doc, key)]
         else:
-            records = chunk_records(doc, number, key)
+            records = chunk_records(doc, number, key, sizer)
         lines.extend(json.dumps(r, ensure_ascii=False) for r in records)
     return lines
 

@@ -391,8 +391,36 @@ def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
         assert sizes[span.start : span.end].sum() <= 24 or len(span) == 1
 
 
+def minilm_tokenizer() -> Any:
+    from conftest import minilm_vocab_file
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast(str(minilm_vocab_file()), do_lower_case=True)
+
+
+@pytest.mark.parametrize("max_tokens", [0, 2, 7, 64])
+def test_chunk_sizer_cuts_at_wordpieces(max_tokens: int) -> None:
+    from spacy_attnseg.records import ChunkSizer
+
+    tokenizer = minilm_tokenizer()
+    text = "Supercalifragilistic words: " + "a.b." * 50 + " and " + "x" * 300 + " end."
+    pieces = ChunkSizer(tokenizer, max_tokens).pieces(text)
+    assert [a for a, _, _ in pieces] == [0] + [b for _, b, _ in pieces[:-1]]
+    assert pieces[-1][1] == len(text)
+    for a, b, n in pieces:
+        assert n == len(tokenizer.tokenize(text[a:b])), text[a:b]
+        assert max_tokens == 0 or n <= max_tokens
+    assert sum(n for _, _, n in pieces) == len(tokenizer.tokenize(text))
+    if max_tokens == 0:
+        assert len(pieces) == 1
+
+
 def test_chunk_cli(tmp_path: Any) -> None:
-    texts = [" ".join(PIECES), "", "One short text."]
+    """Chunks cover each text, and each holds at most --max-tokens wordpieces, also where
+    one token is longer than that (cut at wordpieces) or than the model reads (counted
+    again)."""
+    blob = "See " + "a.b." * 400 + " and then more words here."
+    texts = [" ".join(PIECES), "", "One short text.", blob]
     path = tmp_path / "docs.jsonl"
     path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf8")
     result = run_cli(["chunk", str(path), "--max-tokens", "40", "--min-sents", "1", "-q"])
@@ -401,16 +429,22 @@ def test_chunk_cli(tmp_path: Any) -> None:
     for number, text in enumerate(texts):
         chunks = [r for r in records if r["doc"] == number]
         assert "".join(r["text"] for r in chunks) == text
+        assert [r["chunk"] for r in chunks] == list(range(len(chunks)))
         for r in chunks:
             assert text[r["start"] : r["end"]] == r["text"]
-            assert r["n_tokens"] <= 40 or r["n_sents"] == 1
+            assert 0 < r["n_tokens"] <= 40
     assert len([r for r in records if r["doc"] == 0]) >= 3
+    blob_chunks = [r for r in records if r["doc"] == 3]
+    # 1,600 wordpieces in one token: the model read 510 of them
+    n_blob = len(minilm_tokenizer().tokenize(blob))
+    assert sum(r["n_tokens"] for r in blob_chunks) == n_blob > 1600
     # a boundary that costs more than any topic change removes: one chunk per document
     result = run_cli(["chunk", str(path), "--max-tokens", "0", "--penalty", "1000", "-q"])
     assert result.returncode == 0, result.stderr[-3000:]
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [r["doc"] for r in records] == [0, 2]  # (the empty text has no chunk)
-    assert [r["score"] for r in records] == [0.0, 0.0]
+    assert [r["doc"] for r in records] == [0, 2, 3]  # (the empty text has no chunk)
+    assert [r["score"] for r in records] == [0.0, 0.0, 0.0]
+    assert records[-1]["text"] == blob and records[-1]["n_tokens"] == n_blob
 
 
 @settings(max_examples=40, deadline=None)
