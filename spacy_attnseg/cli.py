@@ -1,6 +1,7 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, cast
@@ -287,6 +288,10 @@ def chunk_cli(
         "components.attn_segmenter.n_segments": n_segments,
     }
     if penalty is not None:
+        if not (math.isfinite(penalty) and penalty >= 0):
+            from .topics import PENALTY
+
+            raise typer.BadParameter(Errors.E020.format(value=penalty, default=PENALTY))
         overrides["components.attn_segmenter.segment_penalty"] = penalty
     job = Job(
         model=model,

@@ -46,7 +46,11 @@ class Job:
             raise ValueError(Errors.E024.format(value=self.output, values=OUTPUTS))
         if self.batch_size < 1 or self.threads < 1:
             raise ValueError(
-                Errors.E015.format(key="batch_size/threads", value=(self.batch_size, self.threads))
+                Errors.E113.format(
+                    option="batch_size / threads",
+                    value=(self.batch_size, self.threads),
+                    allowed="whole numbers of at least 1",
+                )
             )
 
     def key(self) -> str:

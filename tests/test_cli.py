@@ -144,6 +144,7 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None
         (["chunk", "no/such/file.jsonl"], "[E111] The input file no/such/file.jsonl does not"),
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
         (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
+        (["chunk", "data/sample.txt", "--penalty", "nan"], "[E020] Invalid `segment_penalty` nan"),
     ],
 )
 def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> None:
@@ -221,6 +222,12 @@ def test_every_command_and_format_on_a_saved_pipeline(
     if format == "jsonl":
         records = [json.loads(line) for line in result.stdout.splitlines()]
         assert records and all(isinstance(record, dict) for record in records)
+
+
+def test_a_batch_size_of_zero_is_a_coded_error() -> None:
+    result = run_cli(["chunk", "data/sample.txt", "--batch-size", "0"])
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "[E113] batch_size / threads cannot be (0, " in squash(result.stderr)
 
 
 def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(
