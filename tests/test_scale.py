@@ -27,7 +27,7 @@ from spacy.tokens import DocBin
 from test_cli import run_cli
 
 from spacy_attnseg import load_pipeline
-from spacy_attnseg.records import chunk_records, segments_key, sentence_record
+from spacy_attnseg.records import chunk_records, chunk_sizer, segments_key, sentence_record
 from spacy_attnseg.scale import WORKER_ENVIRON, Job, partition_size, partitions, run
 
 BATCH = 4
@@ -88,7 +88,8 @@ def test_local_run_equals_nlp_pipe(default_nlp: Any, texts: List[str]) -> None:
     lines = [line for part in run(texts[:9], job, size=BATCH) for line in part]
     key = segments_key(default_nlp)
     docs = default_nlp.pipe(texts[:9], batch_size=BATCH)
-    expected = [r for n, doc in enumerate(docs) for r in chunk_records(doc, n, key)]
+    sizer = chunk_sizer(default_nlp)
+    expected = [r for n, doc in enumerate(docs) for r in chunk_records(doc, n, key, sizer)]
     assert [json.loads(line) for line in lines] == expected
     assert [r["doc"] for r in expected][-1] == 8
 
