@@ -231,6 +231,42 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     return out
 
 
+# A heading line: Markdown's "# Title" ... "###### Title", or a line underlined with a run
+# of = - ~ ^ * # (Markdown's and reStructuredText's)
+HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
+UNDERLINED = re.compile(r"[^\n]*\S[^\n]*\n[ \t]*([=\-~^*#])\1{2,}[ \t]*")
+# A paragraph of one line with at most this many words, letters and no closing
+# punctuation at its end is a heading too ("Introduction", "2 Related work").
+HEADING_WORDS = 10
+CLOSING = re.compile(r"[.!?:;,…]['\"”’)\]]*$")
+
+
+def starts_line(doc: Doc, i: int) -> bool:
+    """Whether token ``i`` is the first of its line (the Doc's first token is)."""
+    return i == 0 or (doc[i - 1].is_space and LINE_BREAK.search(doc[i - 1].text) is not None)
+
+
+def heading_sentences(doc: Doc, sent_starts: Any, paragraph_first: Any) -> numpy.ndarray:
+    """For each sentence (token index of its start), whether it is a heading of what
+    follows: it starts a line and is not the last sentence, and it is marked as one
+    (``HEADING_MARK``, ``UNDERLINED``), or it is a paragraph of its own
+    (``paragraph_first`` of it and of the next sentence) on one line, of at most
+    ``HEADING_WORDS`` words with letters and no closing punctuation at its end."""
+    starts = [int(s) for s in sent_starts]
+    out = numpy.zeros(len(starts), dtype=bool)
+    for k in range(len(starts) - 1):
+        if not starts_line(doc, starts[k]):
+            continue
+        text = doc[starts[k] : starts[k + 1]].text.strip()
+        one_line = LINE_BREAK.search(text) is None
+        if (one_line and HEADING_MARK.match(text)) or UNDERLINED.fullmatch(text):
+            out[k] = True
+        elif paragraph_first[k] and paragraph_first[k + 1] and one_line:
+            plain = len(text.split()) <= HEADING_WORDS and not CLOSING.search(text)
+            out[k] = plain and any(c.isalpha() for c in text)
+    return out
+
+
 def next_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, the token that starts the next sentence if it is a separator
     (``len(doc)`` if the separator ends the document)."""

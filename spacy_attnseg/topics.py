@@ -362,14 +362,17 @@ def enforce_limits(
     *,
     max_sents: int = 0,
     max_tokens: int = 0,
+    allowed: Optional[numpy.ndarray] = None,
 ) -> List[int]:
     """Split segments (sentence starts ``starts``, 0 excluded) that hold more than
     ``max_sents`` sentences or ``max_tokens`` wordpieces at their best gap (the split
     that lowers the cost of ``vectors`` most; of equal ones, the nearest to the middle
-    in wordpieces) until each fits or is one sentence."""
+    in wordpieces) until each fits or is one sentence. With ``allowed`` (per sentence),
+    a split goes before a sentence where it is True, if the segment has one."""
     n = len(sent_sizes)
     cost = Cost(vectors)
     cum = numpy.concatenate([[0], numpy.cumsum(sent_sizes)])
+    may_start = numpy.ones(n, dtype=bool) if allowed is None else numpy.asarray(allowed, bool)
     bounds = [0] + list(starts) + [n]
     out: List[int] = []
     stack = list(zip(bounds[:-1], bounds[1:], strict=True))[::-1]
@@ -379,6 +382,8 @@ def enforce_limits(
         too_long = max_tokens > 0 and cum[b] - cum[a] > max_tokens
         if (too_many or too_long) and b - a > 1:
             splits, gains = cost.gains(a, b)
+            if may_start[splits].any():
+                splits, gains = splits[may_start[splits]], gains[may_start[splits]]
             # among equally good gaps (repeated text), the one nearest the middle
             best = numpy.flatnonzero(gains >= gains.max() - 1e-9 * max(1.0, abs(gains.max())))
             middle = (cum[a] + cum[b]) / 2
@@ -390,16 +395,25 @@ def enforce_limits(
     return sorted(out)
 
 
-def split_tokens(sizes: numpy.ndarray, max_tokens: int) -> List[int]:
+def split_tokens(
+    sizes: numpy.ndarray, max_tokens: int, lines: Optional[numpy.ndarray] = None
+) -> List[int]:
     """Offsets (in tokens, 0 excluded) that cut a run of tokens with wordpiece ``sizes``
     into pieces of at most ``max_tokens`` wordpieces (a single token longer than that
-    stays whole: it cannot be cut)."""
+    stays whole: it cannot be cut). With ``lines`` (True where a token starts a line), a
+    piece ends before the last line start that fits, where it has one."""
+    values = numpy.asarray(sizes).tolist()
+    starts_line = [False] * len(values) if lines is None else numpy.asarray(lines).tolist()
     cuts: List[int] = []
-    total = 0
-    for i, size in enumerate(numpy.asarray(sizes).tolist()):
-        if total + size > max_tokens and total > 0:
-            cuts.append(i)
-            total = 0
+    piece, total, line = 0, 0, -1  # where the piece starts, its size, its last line start
+    for i, size in enumerate(values):
+        while total + size > max_tokens and total > 0:
+            cut = line if line > piece else i
+            cuts.append(cut)
+            piece, total = cut, sum(values[cut:i])
+            line = max((j for j in range(cut + 1, i) if starts_line[j]), default=-1)
+        if starts_line[i] and i > piece:
+            line = i
         total += size
     return cuts
 
@@ -453,6 +467,7 @@ def segment(
     n_segments: int = 0,
     sent_sizes: Optional[numpy.ndarray] = None,
     paragraphs: Optional[numpy.ndarray] = None,
+    headings: Optional[numpy.ndarray] = None,
 ) -> Tuple[List[int], List[float]]:
     """Segment starts (sentence indices, 0 first) and their scores.
 
@@ -463,17 +478,27 @@ def segment(
         paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
         a segment holds at least one whole paragraph), except where the size limits
         split a paragraph.
+    headings: per sentence, whether it heads what follows (``sentences.heading_sentences``):
+        no segment starts right after one, so a heading stays with its text.
     """
     n = len(means)
     if n == 0:
         return [], []
     vectors = unit_vectors(means, standardise=standardise)
     min_len = max(1, min_sents)
-    units, first = vectors, numpy.arange(n)
+    unit_first = numpy.ones(n, dtype=bool)
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
-        units = unit_vectors(group_means(means, paragraphs), standardise=standardise)
-        first = numpy.flatnonzero(numpy.diff(numpy.asarray(paragraphs), prepend=-1))
+        unit_first = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         min_len = 1
+    allowed = numpy.ones(n, dtype=bool)
+    if headings is not None and len(headings) == n:
+        allowed[1:] = ~numpy.asarray(headings, dtype=bool)[:-1]
+    unit_first &= allowed
+    units, first = vectors, numpy.arange(n)
+    if not unit_first.all():
+        groups = numpy.cumsum(unit_first) - 1
+        units = unit_vectors(group_means(means, groups), standardise=standardise)
+        first = numpy.flatnonzero(unit_first)
     if method == "texttiling":
         sims = gap_similarities(units, window)
         chosen = choose_boundaries(
@@ -485,6 +510,8 @@ def segment(
         chosen = partition(units, boundary_penalty(penalty, units, scale), min_len)
     starts = [int(first[s]) for s in chosen]
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
-    starts = enforce_limits(starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens)
+    starts = enforce_limits(
+        starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens, allowed=allowed
+    )
     starts = [0] + starts
     return starts, boundary_scores(vectors, starts, penalty, scale)

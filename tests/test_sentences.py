@@ -16,11 +16,13 @@ from spacy_attnseg.sentences import (
     decide_starts,
     decision_targets,
     follows_final,
+    heading_sentences,
     item_numbers,
     join_list_markers,
     layout_starts,
     next_starts,
     normalised_window_scores,
+    paragraph_starts,
     sentence_scores,
     sentence_starts,
     unmarked_starts,
@@ -470,3 +472,27 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
     low, high = laid(threshold), laid(max(threshold, unmarked))
     assert not (high & ~got.astype(bool)).any()
     assert not (got.astype(bool) & ~low).any()
+
+
+HEADED_TEXT = (
+    "# Attention heads\n\nHeads differ. Some track syntax.\n\nResults\n\nThey held up well."
+    "\n\nSetup notes\n=====\n\nWe used two cores.\n\nDear Anna,\n\nThanks for it.\n\n"
+    "See the table below\nfor the numbers. Use # as a comment. Then stop.\n\nLast words"
+)
+
+
+def test_heading_sentences() -> None:
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    doc = nlp(HEADED_TEXT)
+    predicted = numpy.array([t.is_sent_start is True for t in doc], dtype="int32")
+    sent_starts = numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True))
+    ends = [*sent_starts[1:].tolist(), len(doc)]
+    texts = [doc[a:b].text.strip() for a, b in zip(sent_starts.tolist(), ends, strict=True)]
+    flags = heading_sentences(doc, sent_starts, paragraph_starts(doc, sent_starts))
+    headings = [text for text, flag in zip(texts, flags, strict=True) if flag]
+    # marked (Markdown, underlined) or a short paragraph of one line without closing
+    # punctuation; not "Dear Anna," (a comma), not a sentence in mid-line, not two lines,
+    # and not the last sentence (it heads nothing)
+    assert headings == ["# Attention heads", "Results", "Setup notes\n====="], texts
+    assert "Last words" in texts and "Dear Anna," in texts

@@ -111,15 +111,58 @@ def test_choose_boundaries_with_a_target_count() -> None:
     assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=3, n_segments=3) == [5, 8]
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.integers(0, 20), min_size=1, max_size=50), st.integers(1, 30))
-def test_split_tokens(sizes: List[int], max_tokens: int) -> None:
-    cuts = topics.split_tokens(numpy.array(sizes, dtype="int64"), max_tokens)
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 20), st.booleans()), min_size=1, max_size=50),
+    st.integers(1, 30),
+    st.booleans(),
+)
+def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> None:
+    sizes = [size for size, _ in tokens]
+    lines = [line for _, line in tokens] if use_lines else [False] * len(tokens)
+    cuts = topics.split_tokens(
+        numpy.array(sizes, dtype="int64"), max_tokens, numpy.array(lines) if use_lines else None
+    )
     bounds = [0] + cuts + [len(sizes)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         assert b > a
         # a piece over the cap is one token with wordpieces (and whitespace before it)
         assert sum(sizes[a:b]) <= max_tokens or sum(1 for x in sizes[a:b] if x) == 1
+        # a cut falls where a line starts, unless the piece it ends has no line start
+        assert b == len(sizes) or lines[b] or not any(lines[a + 1 : b])
+    if not use_lines:
+        # without lines: the greedy cut, each piece as long as the cap allows
+        for a, b in zip(bounds[:-1], bounds[1:-1], strict=False):
+            assert sum(sizes[a : b + 1]) > max_tokens
+
+
+def test_enforce_limits_keeps_a_heading_with_its_text() -> None:
+    same = numpy.ones((16, 3))
+    sizes = numpy.ones(16, dtype="int64")
+    allowed = numpy.ones(16, dtype=bool)
+    allowed[8] = False  # sentence 7 heads sentence 8
+    assert topics.enforce_limits([], same, sizes, max_tokens=9, allowed=allowed) == [7]
+    allowed[1:] = False  # no allowed split: the limits still apply
+    assert topics.enforce_limits([], same, sizes, max_tokens=8, allowed=allowed) == [8]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_heading_joins_the_unit_after_it(seed: int) -> None:
+    """Five sentences of one topic, a heading unlike either, six of another: alone the
+    heading becomes a segment of its own; flagged, it starts the second topic's."""
+    rng = numpy.random.default_rng(seed)
+    a, b, c = rng.normal(size=(3, 16))
+    means = numpy.array([a] * 5 + [c] + [b] * 6) + rng.normal(scale=0.3, size=(12, 16))
+    headings = numpy.zeros(12, dtype=bool)
+    headings[5] = True
+    paragraphs = numpy.array([0, 0, 1, 1, 2, 3, 4, 4, 5, 5, 6, 6])
+    for by_paragraph in (None, paragraphs):
+        alone, _ = topics.segment(means, min_sents=1, paragraphs=by_paragraph)
+        assert 5 in alone and 6 in alone
+        starts, scores = topics.segment(
+            means, min_sents=1, paragraphs=by_paragraph, headings=headings
+        )
+        assert 5 in starts and 6 not in starts and len(scores) == len(starts)
 
 
 # -- the component on the embedded MiniLM ---------------------------------------------
@@ -227,6 +270,20 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
         assert [span.start for span in plain] == [sents[k].start for k in plain_starts]
         assert plain.attrs["scores"] == pytest.approx(plain_scores, abs=1e-4)
         assert plain_scores != pytest.approx(scores, abs=1e-3)
+
+
+@pytest.mark.parametrize("style", ["## Part {k}", "Part {k}", "Part {k}\n------"])
+def test_headings_start_segments_and_never_end_one(default_nlp: Any, style: str) -> None:
+    """A Markdown page of headed sections: each heading stays with the section it heads,
+    so every segment starts at a heading and none ends with one."""
+    sections = [style.format(k=k + 1) + "\n\n" + piece for k, piece in enumerate(PIECES)]
+    doc = default_nlp("\n\n".join(sections))
+    group = doc.spans["attn_segments"]
+    assert len(group) >= 3
+    for span in group:
+        assert span.text.startswith("Part") or span.text.startswith("## Part"), span.text
+        last = list(span.sents)[-1].text.strip()
+        assert not last.startswith(("Part", "## Part", "-")), span.text
 
 
 def test_repeat_groups_ignore_case_spacing_and_numbers() -> None:

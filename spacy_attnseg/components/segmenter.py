@@ -32,8 +32,10 @@ from ..sentences import (
     ANY,
     candidate_mask,
     decide_starts,
+    heading_sentences,
     normalised_window_scores,
     paragraph_starts,
+    starts_line,
     validate_candidates,
 )
 from ..spans import SEGMENT, set_scored_spans, set_sentence_spans
@@ -81,6 +83,7 @@ def install_extensions() -> None:
         "segment_scale": "noise",
         "segment_standardise": True,
         "segment_paragraphs": True,
+        "segment_headings": True,
         "segment_window": 2,
         "segment_cutoff": 0.5,
         "min_sents": 2,
@@ -111,6 +114,7 @@ def make_attn_segmenter(
     segment_scale: str,
     segment_standardise: bool,
     segment_paragraphs: bool,
+    segment_headings: bool,
     segment_window: int,
     segment_cutoff: float,
     min_sents: int,
@@ -168,6 +172,9 @@ def make_attn_segmenter(
         line breaks in a text with one paragraph per line, see
         ``sentences.lines_are_paragraphs``), segments start only at them (each segment
         holds whole paragraphs) unless a size limit splits a paragraph.
+    segment_headings (bool): a heading (``sentences.heading_sentences``: a Markdown
+        ``#`` line, an underlined line, or a short paragraph of one line without closing
+        punctuation) stays with the text after it: no segment starts right after one.
     segment_window (int): "texttiling": sentences on each side of a gap compared.
     segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
         mean minus this many standard deviations of the document's valley depths.
@@ -198,6 +205,7 @@ def make_attn_segmenter(
         segment_scale=segment_scale,
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
+        segment_headings=segment_headings,
         segment_window=segment_window,
         segment_cutoff=segment_cutoff,
         min_sents=min_sents,
@@ -249,6 +257,7 @@ class AttnSegmenter(AttentionPipe):
         segment_scale: str = "noise",
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
+        segment_headings: bool = True,
         segment_window: int = 2,
         segment_cutoff: float = 0.5,
         min_sents: int = 2,
@@ -308,6 +317,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_scale": segment_scale,
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
+            "segment_headings": bool(segment_headings),
             "segment_window": int(segment_window),
             "segment_cutoff": float(segment_cutoff),
             "min_sents": int(min_sents),
@@ -452,11 +462,8 @@ class AttnSegmenter(AttentionPipe):
         means = topics.tie_repeats(means, topics.repeat_groups(texts))
         token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
-        paragraphs = (
-            numpy.cumsum(paragraph_starts(doc, sent_starts)) - 1
-            if cfg["segment_paragraphs"]
-            else None
-        )
+        paragraph_first = paragraph_starts(doc, sent_starts)
+        paragraphs = numpy.cumsum(paragraph_first) - 1 if cfg["segment_paragraphs"] else None
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
@@ -471,6 +478,11 @@ class AttnSegmenter(AttentionPipe):
             n_segments=cfg["n_segments"],
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
+            headings=(
+                heading_sentences(doc, sent_starts, paragraph_first)
+                if cfg["segment_headings"]
+                else None
+            ),
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
         segments: List[Tuple[int, int, float]] = []
@@ -479,9 +491,12 @@ class AttnSegmenter(AttentionPipe):
         ):
             cuts = [start]
             if cfg["max_tokens"] and token_sizes[start:end].sum() > cfg["max_tokens"]:
+                lines = [starts_line(doc, i) for i in range(start, end)]
                 cuts += [
                     start + c
-                    for c in topics.split_tokens(token_sizes[start:end], cfg["max_tokens"])
+                    for c in topics.split_tokens(
+                        token_sizes[start:end], cfg["max_tokens"], numpy.array(lines)
+                    )
                 ]
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
