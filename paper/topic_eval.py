@@ -13,6 +13,9 @@ half, three more of another kind:
   lines (headings removed), as the text reaches a user;
 * ``wikitext, one paragraph per line``: the same paragraphs separated by single line
   breaks (as in WikiText's own files and many text dumps);
+* ``wikitext, Markdown headings``: the same articles as Markdown pages, each section
+  under its ``## Heading`` (the title as ``# Title``), blank lines between paragraphs:
+  how a page with headings reaches a retrieval pipeline;
 * report only, text of another kind that no setting is chosen on (``paper.pydocs``):
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -89,6 +92,25 @@ def wikitext_paragraph_docs(half: str, separator: str = "\n\n") -> List[TopicDoc
     one paragraph per line)."""
     return [
         join_segments(article.sections, separator)
+        for article in wikitext_half(half)
+        if sum(len(p) for p in article.sections) >= 2
+    ]
+
+
+def wikitext_markdown_docs(half: str) -> List[TopicDocument]:
+    """Articles as Markdown pages: ``# Title``, the lead's paragraphs, then each
+    section's ``## Heading`` and paragraphs, blank lines between; a reference segment
+    starts at each heading."""
+    return [
+        join_segments(
+            [
+                [("# " if k == 0 else "## ") + heading, *paragraphs]
+                for k, (heading, paragraphs) in enumerate(
+                    zip(article.headings, article.sections, strict=True)
+                )
+            ],
+            "\n\n",
+        )
         for article in wikitext_half(half)
         if sum(len(p) for p in article.sections) >= 2
     ]
@@ -298,6 +320,7 @@ def evaluate(
         "wikitext": lambda: wikitext_docs(half),
         "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
         "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
+        "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
     }
     if not tune:
         sets.update(

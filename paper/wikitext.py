@@ -15,7 +15,7 @@ boundary training data.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -26,10 +26,12 @@ MIN_BLANKS_AFTER_HEADING = 3
 
 @dataclass
 class Article:
-    """An article's title and its sections (the lead first), each a list of paragraphs."""
+    """An article's title and its sections (the lead first), each a list of paragraphs,
+    and each section's heading (the lead's: the title; empty where not read)."""
 
     title: str
     sections: List[List[str]]
+    headings: List[str] = field(default_factory=list)
 
 
 def detokenize(line: str, *, readable: bool = False) -> str:
@@ -78,15 +80,17 @@ def read_articles(
         if found is not None:
             level, title = found
             if level == 1:
-                articles.append(Article(title, [[]]))
+                articles.append(Article(title, [[]], [detokenize(title, readable=readable)]))
             elif articles and (level == 2 or subsections):
                 articles[-1].sections.append([])
+                articles[-1].headings.append(detokenize(title, readable=readable))
             continue
         if articles:
             articles[-1].sections[-1].append(detokenize(line, readable=readable))
     out = []
     for article in articles:
-        sections = [section for section in article.sections if section]
-        if sections:
-            out.append(Article(article.title, sections))
+        pairs = zip(article.headings, article.sections, strict=True)
+        kept = [(h, section) for h, section in pairs if section]
+        if kept:
+            out.append(Article(article.title, [s for _, s in kept], [h for h, _ in kept]))
     return out
