@@ -85,6 +85,8 @@ def test_read_wikitext_leaves_out_headings() -> None:
         ("First Article", 2),
         ("Second Article", 1),
     ]
+    # each kept section's heading, the lead's being the title
+    assert [a.headings for a in articles] == [["First Article", "A section"], ["Second Article"]]
 
 
 def _split(text: str) -> List[str]:
@@ -427,3 +429,18 @@ def test_end_to_end_report(analysis_run: Dict[str, Any]) -> None:
     assert text.count("\n| ") >= len(claims)
     for claim in claims:
         assert claim.statement.split("|")[0][:30] in text
+
+
+def test_wikitext_markdown_pages_are_the_paragraph_docs_with_headings() -> None:
+    """Each section of a Markdown page starts at its heading; without the heading lines
+    a page is the same article as the set with blank lines between paragraphs."""
+    from paper.topic_eval import wikitext_markdown_docs, wikitext_paragraph_docs
+
+    pages, plain = wikitext_markdown_docs("tune"), wikitext_paragraph_docs("tune")
+    assert len(pages) == len(plain) == 30
+    for page, doc in zip(pages, plain, strict=True):
+        blocks = page.text.split("\n\n")
+        assert blocks[0].startswith("# ") and not blocks[1].startswith("#")
+        assert [page.text[s : s + 1] for s in page.starts] == ["#"] * len(page.starts)
+        assert len(page.starts) == len(doc.starts)
+        assert "\n\n".join(b for b in blocks if not b.startswith("#")) == doc.text
