@@ -355,6 +355,19 @@ def choose_boundaries(
     return sorted(chosen)
 
 
+def before_headings(starts: Sequence[int], headings: numpy.ndarray) -> List[int]:
+    """Segment starts (sentence indices, 0 excluded) with each start that follows one
+    or more headings moved back before them; a segment of headings alone joins the next
+    one."""
+    out: List[int] = []
+    for start in starts:
+        while start > 0 and headings[start - 1]:
+            start -= 1
+        if start > (out[-1] if out else 0):
+            out.append(start)
+    return out
+
+
 def enforce_limits(
     starts: List[int],
     vectors: numpy.ndarray,
@@ -468,6 +481,7 @@ def segment(
     sent_sizes: Optional[numpy.ndarray] = None,
     paragraphs: Optional[numpy.ndarray] = None,
     headings: Optional[numpy.ndarray] = None,
+    joined: Optional[numpy.ndarray] = None,
 ) -> Tuple[List[int], List[float]]:
     """Segment starts (sentence indices, 0 first) and their scores.
 
@@ -479,7 +493,14 @@ def segment(
         a segment holds at least one whole paragraph), except where the size limits
         split a paragraph.
     headings: per sentence, whether it heads what follows (``sentences.heading_sentences``):
-        no segment starts right after one, so a heading stays with its text.
+        a boundary right after headings moves before them (``before_headings``), and
+        the size limits split elsewhere where they can, so a heading stays with its
+        text. Headings stay units of their own for the partition: a heading unlike
+        the text before it is a clear sign of a new topic.
+    joined: per sentence, whether a heading joins the unit after it instead, adding
+        nothing to its vector: one whose text repeats up to its numbers ("Part 2", "Step
+        3"), which says nothing of its section's topic (its copies share one vector,
+        ``tie_repeats``).
     """
     n = len(means)
     if n == 0:
@@ -490,14 +511,20 @@ def segment(
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
         unit_first = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         min_len = 1
-    allowed = numpy.ones(n, dtype=bool)
+    heads = numpy.zeros(n, dtype=bool)
     if headings is not None and len(headings) == n:
-        allowed[1:] = ~numpy.asarray(headings, dtype=bool)[:-1]
-    unit_first &= allowed
+        heads = numpy.asarray(headings, dtype=bool)
+    join = numpy.zeros(n, dtype=bool)
+    if joined is not None and len(joined) == n:
+        join = numpy.asarray(joined, dtype=bool) & heads
+        join[-1] = False
+        unit_first[1:] &= ~join[:-1]
     units, first = vectors, numpy.arange(n)
     if not unit_first.all():
         groups = numpy.cumsum(unit_first) - 1
-        units = unit_vectors(group_means(means, groups), standardise=standardise)
+        # (a joined heading adds nothing to its unit's vector)
+        kept = group_means(means[~join], groups[~join], int(groups[-1]) + 1)
+        units = unit_vectors(kept, standardise=standardise)
         first = numpy.flatnonzero(unit_first)
     if method == "texttiling":
         sims = gap_similarities(units, window)
@@ -508,8 +535,9 @@ def segment(
         chosen = binary_segments(units, n_segments, min_len)
     else:
         chosen = partition(units, boundary_penalty(penalty, units, scale), min_len)
-    starts = [int(first[s]) for s in chosen]
+    starts = before_headings([int(first[s]) for s in chosen], heads)
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
+    allowed = numpy.concatenate([[True], ~heads[:-1]])
     starts = enforce_limits(
         starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens, allowed=allowed
     )

@@ -147,9 +147,10 @@ def test_enforce_limits_keeps_a_heading_with_its_text() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_a_heading_joins_the_unit_after_it(seed: int) -> None:
-    """Five sentences of one topic, a heading unlike either, six of another: alone the
-    heading becomes a segment of its own; flagged, it starts the second topic's."""
+def test_a_boundary_after_a_heading_moves_before_it(seed: int) -> None:
+    """Five sentences of one topic, a heading unlike either, six of another: unflagged,
+    the heading becomes a segment of its own; flagged, it starts the second topic's.
+    Joined (a heading that repeats, "Part 2"), its own vector plays no part."""
     rng = numpy.random.default_rng(seed)
     a, b, c = rng.normal(size=(3, 16))
     means = numpy.array([a] * 5 + [c] + [b] * 6) + rng.normal(scale=0.3, size=(12, 16))
@@ -163,6 +164,21 @@ def test_a_heading_joins_the_unit_after_it(seed: int) -> None:
             means, min_sents=1, paragraphs=by_paragraph, headings=headings
         )
         assert 5 in starts and 6 not in starts and len(scores) == len(starts)
+        joined = [
+            topics.segment(
+                numpy.where(numpy.arange(12)[:, None] == 5, vector, means),
+                min_sents=1,
+                paragraphs=by_paragraph,
+                headings=headings,
+                joined=headings,
+            )[0]
+            for vector in (a, b, c, rng.normal(size=16))
+        ]
+        assert joined[0] == joined[1] == joined[2] == joined[3]
+        assert 5 in joined[0] and 6 not in joined[0]
+    flags = numpy.array([0, 0, 0, 0, 1, 1, 0, 0, 1, 0], dtype=bool)
+    assert topics.before_headings([3, 6, 9], flags) == [3, 4, 8]
+    assert topics.before_headings([4, 6], flags) == [4]  # a segment of headings alone goes
 
 
 # -- the component on the embedded MiniLM ---------------------------------------------

@@ -459,7 +459,8 @@ class AttnSegmenter(AttentionPipe):
         means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         ends = [*sent_starts[1:].tolist(), len(doc)]
         texts = [doc[a:b].text for a, b in zip(sent_starts.tolist(), ends, strict=True)]
-        means = topics.tie_repeats(means, topics.repeat_groups(texts))
+        repeats = topics.repeat_groups(texts)
+        means = topics.tie_repeats(means, repeats)
         token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
         paragraph_first = paragraph_starts(doc, sent_starts)
@@ -483,6 +484,7 @@ class AttnSegmenter(AttentionPipe):
                 if cfg["segment_headings"]
                 else None
             ),
+            joined=numpy.bincount(repeats)[repeats] > 1,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
         segments: List[Tuple[int, int, float]] = []
