@@ -441,8 +441,14 @@ def join_list_markers(
     first = found[0] if found else 0  # the start of the sentence before b
     for b in found[1:]:
         start = b
+        # a marker ends in "." or ")", and its item is at most 4 characters long
+        last = doc[b - 1].text
+        short = len(last) > 1 or (b > 1 and len(doc[b - 2].text) <= 4)
+        if space[b - 1] or last[-1] not in ".)" or not short:
+            first = start
+            continue
         for a in range(max(first + 1, b - MARKER_TOKENS), b):
-            marker = None if space[b - 1] else _marker(doc, a, b, space)
+            marker = _marker(doc, a, b, space)
             if marker is None:
                 continue
             line_start = space[a - 1] and LINE_BREAK.search(doc[a - 1].text) is not None
