@@ -1,7 +1,6 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, cast
@@ -27,7 +26,9 @@ MODEL_HELP = (
 
 class Input:
     """A command's input, read as UTF-8: a leading byte-order mark is dropped, and bytes
-    that are not UTF-8 stop the command with E115 (the line and byte that fail)."""
+    that are not UTF-8 stop the command with E115 (the line and byte that fail). A
+    whole text (:meth:`read`) reads Windows ("\\r\\n") and old Mac ("\\r") line ends
+    as "\\n", as Python's text files do; offsets refer to that text."""
 
     def __init__(self, raw: BinaryIO, name: str) -> None:
         self.raw, self.name = raw, name
@@ -288,9 +289,9 @@ def chunk_cli(
         "components.attn_segmenter.n_segments": n_segments,
     }
     if penalty is not None:
-        if not (math.isfinite(penalty) and penalty >= 0):
-            from .topics import PENALTY
+        from .topics import PENALTY, valid_penalty
 
+        if not valid_penalty(penalty):
             raise typer.BadParameter(Errors.E020.format(value=penalty, default=PENALTY))
         overrides["components.attn_segmenter.segment_penalty"] = penalty
     job = Job(

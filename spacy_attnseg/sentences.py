@@ -451,12 +451,11 @@ def join_list_markers(
             marker = _marker(doc, a, b, space)
             if marker is None:
                 continue
-            line_start = space[a - 1] and LINE_BREAK.search(doc[a - 1].text) is not None
             opening = _opening_numbers(doc, first, a, space)
             follows_on = any(n - 1 in opening for n in marker.numbers)
             if final is None:
                 final = follows_final(doc, classes)
-            if marker.bulleted or line_start or final[a] or follows_on:
+            if marker.bulleted or starts_line(doc, a) or final[a] or follows_on:
                 out[b], out[a], start = 0, 1, a
             break
         first = start

@@ -39,6 +39,7 @@ Everything is linear in the number of wordpieces (the pooling) and close to line
 the number of sentences (the partition).
 """
 
+import math
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -50,6 +51,11 @@ METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
 # the boundary penalty chosen on the tuning halves (configs/minilm.cfg)
 PENALTY = 0.55
+
+
+def valid_penalty(value: float) -> bool:
+    """Whether ``value`` can be a boundary penalty: a finite number of at least 0."""
+    return math.isfinite(value) and value >= 0
 
 
 def mean_vectors(

@@ -279,7 +279,7 @@ class AttnSegmenter(AttentionPipe):
                 raise ValueError(Errors.E015.format(key=key, value=value))
         if segment_method not in topics.METHODS:
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
-        if not segment_penalty >= 0:
+        if not topics.valid_penalty(segment_penalty):
             raise ValueError(Errors.E020.format(value=segment_penalty, default=topics.PENALTY))
         if segment_scale not in topics.SCALES:
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
