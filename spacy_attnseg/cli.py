@@ -1,6 +1,7 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, cast
@@ -68,6 +69,11 @@ def _open_input(path: str) -> Input:
     return Input(file.open("rb"), path)
 
 
+# a lone half of a surrogate pair: json.loads gives one for an escape such as "\\udcff",
+# and no encoder (spaCy's string store, the model's tokenizer) accepts it
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _read_jsonl(handle: Input) -> Iterator[str]:
     for number, line in enumerate(handle, start=1):
         if not line.strip():
@@ -82,7 +88,15 @@ def _read_jsonl(handle: Input) -> Iterator[str]:
             raise typer.BadParameter(
                 Errors.E112.format(number=number, detail='no string field "text"')
             )
-        yield record["text"]
+        text = record["text"]
+        surrogate = SURROGATE.search(text)
+        if surrogate is not None:
+            raise typer.BadParameter(
+                Errors.E116.format(
+                    number=number, code=ord(surrogate.group()), pos=surrogate.start()
+                )
+            )
+        yield text
 
 
 # The options of every command that can run on an engine (segment, chunk)

@@ -195,6 +195,12 @@ class Errors:
         "[E115] {name} is not UTF-8 text: byte 0x{byte:02x} at byte {pos} of line {line}. "
         "Convert it first, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8."
     )
+    E116 = (
+        '[E116] Line {number} of the input: its "text" holds \\u{code:04x} at character '
+        "{pos}, one half of a UTF-16 surrogate pair, which JSON can escape but no text can "
+        "hold. Fix or remove that escape (a character above U+FFFF is written as two "
+        "escapes in a row, e.g. \\ud83d\\ude00)."
+    )
 
 
 class Warnings:

@@ -88,14 +88,17 @@ def test_segment_jsonl_stdin() -> None:
 @pytest.mark.parametrize(
     "stdin,detail",
     [
-        ('{"text": "Fine."}\nnot json\n', "Line 2 of the input is not a JSON object"),
-        ('{"text": "Fine."}\n\n{"body": "Fine."}\n', "Line 3 of the input is not a JSON"),
+        ('{"text": "Fine."}\nnot json\n', "[E112] Line 2 of the input is not a JSON object"),
+        ('{"text": "Fine."}\n\n{"body": "Fine."}\n', "[E112] Line 3 of the input is not a JSON"),
+        # a lone surrogate escape: spaCy's tokenizer cannot encode it
+        ('{"text": "Fine."}\n{"text": "Odd \\udcff."}\n', "[E116] Line 2 of the input: its"),
+        ('{"text": "A smile \\ud83d\\ude00 here."}\n{"text": "\\ud83d"}\n', "[E116] Line 2"),
     ],
 )
 def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
     result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin)
     assert result.returncode == 2
-    assert f"[E112] {detail}" in squash(result.stderr)
+    assert detail in squash(result.stderr)
     assert "Traceback" not in result.stderr
 
 
