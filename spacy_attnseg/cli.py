@@ -66,7 +66,10 @@ def _open_input(path: str) -> Input:
     file = Path(path)
     if not file.exists():
         raise typer.BadParameter(Errors.E111.format(path=path))
-    return Input(file.open("rb"), path)
+    try:
+        return Input(file.open("rb"), path)
+    except OSError as e:  # a directory, a file without read permission
+        raise typer.BadParameter(Errors.E117.format(path=path, reason=e.strerror)) from None
 
 
 # a lone half of a surrogate pair: json.loads gives one for an escape such as "\\udcff",

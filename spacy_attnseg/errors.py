@@ -201,6 +201,10 @@ class Errors:
         "hold. Fix or remove that escape (a character above U+FFFF is written as two "
         "escapes in a row, e.g. \\ud83d\\ude00)."
     )
+    E117 = (
+        "[E117] Cannot open the input {path}: {reason}. Give a readable file, or - to read "
+        "standard input."
+    )
 
 
 class Warnings:

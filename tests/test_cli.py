@@ -145,6 +145,7 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None
         (["chunk", "data/sample.txt", "--engine", "ray"], "[E113] --engine cannot be 'ray'"),
         (["view", "data/sample.txt", "--max-pairs", "0"], "[E113] --max-pairs cannot be 0"),
         (["chunk", "no/such/file.jsonl"], "[E111] The input file no/such/file.jsonl does not"),
+        (["segment", "tests"], "[E117] Cannot open the input tests: Is a directory"),
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
         (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
         (["chunk", "data/sample.txt", "--penalty", "nan"], "[E020] Invalid `segment_penalty` nan"),
