@@ -505,20 +505,29 @@ def write_table(
         "| system | P | R | F1 | docs/s | variant |",
         "| --- | ---: | ---: | ---: | ---: | --- |",
     ]
-    notes: List[str] = []
     for row in rows:
         system = str(row.get("system", ""))
         variant = str(row.get("variant", ""))
         if row.get("unavailable"):
             lines.append(f"| {system} | n/a | n/a | n/a | n/a | {variant} |")
-            note = f"- {system} ({variant}): unavailable: {row['unavailable']}"
-            notes.append(note)
             continue
         lines.append(
             f"| {system} | {_format_number(row.get('p'))} | {_format_number(row.get('r'))} "
             f"| {_format_number(row.get('f'))} | {_format_number(row.get('docs_per_s'), 0)} "
             f"| {variant} |"
         )
+    notes = unavailable_notes(rows)
     if notes:
         lines += ["", *notes]
     path_md.write_text("\n".join(lines) + "\n", encoding="utf8")
+
+
+def unavailable_notes(rows: Sequence[Dict[str, Any]]) -> List[str]:
+    """One line per row that could not be scored, ``- system (variant): unavailable:
+    reason``, for under a report's table (where such a row reads n/a)."""
+    notes = []
+    for row in rows:
+        if row.get("unavailable"):
+            variant = f" ({row['variant']})" if row.get("variant") else ""
+            notes.append(f"- {row.get('system', '')}{variant}: unavailable: {row['unavailable']}")
+    return notes

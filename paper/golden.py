@@ -24,6 +24,7 @@ from paper.evaluation import (
     load_splitter,
     score_boundaries,
     split_texts,
+    unavailable_notes,
 )
 
 GOLDEN_RULES = Path(__file__).resolve().parents[1] / "data" / "golden-rules"
@@ -86,8 +87,8 @@ def pipeline_split(nlp: Any) -> SplitFn:
 
 
 def markdown(rows: List[Dict[str, Any]], cases: Sequence[Case]) -> str:
-    """The report: one row per system (cases passed, boundary P/R/F1), then each case
-    with the systems that fail it."""
+    """The report: one row per system (cases passed, boundary P/R/F1; why a system is
+    unavailable under the table), then each case with the systems that fail it."""
     lines = [
         f"# English Golden Rules ({len(cases)} cases, `data/golden-rules`)",
         "",
@@ -106,6 +107,9 @@ def markdown(rows: List[Dict[str, Any]], cases: Sequence[Case]) -> str:
             f"| {row['system']} | {row['passed']} / {row['cases']} | {row['p']:.1f} "
             f"| {row['r']:.1f} | {row['f']:.1f} |"
         )
+    notes = unavailable_notes(rows)
+    if notes:
+        lines += ["", *notes]
     scored = [row for row in rows if not row.get("unavailable")]
     lines += ["", "Failed by (a case no system fails is not listed):", ""]
     lines += ["| case | rule | failed by |", "| ---: | --- | --- |"]

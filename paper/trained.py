@@ -31,6 +31,7 @@ from .evaluation import (
     report_row,
     score_boundaries,
     splitter_rows,
+    unavailable_notes,
 )
 
 
@@ -57,8 +58,8 @@ def _number(value: Any, digits: int = 1) -> str:
 
 
 def markdown(rows: List[Dict[str, Any]], title: str, notes: List[str]) -> str:
-    """The table of ``rows`` (system, variant, P, R, F1, docs/s, training minutes), then
-    the notes."""
+    """The table of ``rows`` (system, variant, P, R, F1, docs/s, training minutes), why
+    any system is unavailable, then the notes."""
     lines = [
         f"# {title}",
         "",
@@ -74,6 +75,9 @@ def markdown(rows: List[Dict[str, Any]], title: str, notes: List[str]) -> str:
             f"| {row['system']} | {row['variant']} | {_number(row['p'])} | {_number(row['r'])} "
             f"| {_number(row['f'])} | {_number(row['docs_per_s'], 0)} | {_number(minutes)} |"
         )
+    unavailable = unavailable_notes(rows)
+    if unavailable:
+        lines += ["", *unavailable]
     return "\n".join([*lines, "", *notes]) + "\n"
 
 

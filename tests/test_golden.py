@@ -52,3 +52,33 @@ def test_the_default_pipeline_keeps_list_markers_with_their_items(
     split = golden.pipeline_split(default_nlp)
     failed = golden.score(split, lists)["failed"]
     assert failed == [], failed
+
+
+def test_the_report_names_why_a_system_is_missing(cases: List[golden.Case]) -> None:
+    starts = {case.text: case.gold().starts for case in cases}
+    rows = [
+        {"system": "gold", **golden.score(lambda text: starts[text], cases)},
+        {"system": "none", **golden.score(lambda text: [0], cases)},
+        {"system": "pysbd", "unavailable": "pysbd is not installed"},
+    ]
+    lines = golden.markdown(rows, cases).splitlines()
+    assert "| gold | 48 / 48 | 100.0 | 100.0 | 100.0 |" in lines
+    assert "| pysbd | n/a | n/a | n/a | n/a |" in lines
+    assert "- pysbd: unavailable: pysbd is not installed" in lines
+    # every case with more than one sentence is failed by "none" alone
+    failed = [line for line in lines if line.endswith("| none |")]
+    assert len(failed) == 48 - 18
+
+
+def test_the_trained_boundaries_report_names_why_a_system_is_missing() -> None:
+    from paper.trained import markdown
+
+    rows = [
+        {"system": "a", "variant": "raw", "p": 90.0, "r": 80.0, "f": 84.7, "docs_per_s": 10},
+        {"system": "punkt", "variant": "raw", "unavailable": "nltk is not installed"},
+    ]
+    lines = markdown(rows, "Title", ["A note."]).splitlines()
+    assert "| a | raw | 90.0 | 80.0 | 84.7 | 10 | \u2013 |" in lines
+    assert "| punkt | raw | n/a | n/a | n/a | n/a | n/a |" in lines
+    assert "- punkt (raw): unavailable: nltk is not installed" in lines
+    assert lines[-1] == "A note."
