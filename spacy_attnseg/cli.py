@@ -8,7 +8,7 @@ from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Opt
 
 import typer
 
-from .errors import Errors
+from .errors import Errors, Warnings
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -215,6 +215,8 @@ def segment_cli(
             )
         )
     handle = _open_input(input)
+    if format == "text" and input.endswith(".jsonl"):
+        typer.echo(Warnings.W004.format(path=input), err=True)
     with handle:
         if format == "text":
             from .loading import load_pipeline

@@ -229,6 +229,10 @@ class Warnings:
         "nothing until it is trained. Train it with gold sentences: spacy project run "
         "train-boundaries, or spacy train with configs/attn_senter.cfg."
     )
+    W004 = (
+        "[W004] {path} looks like JSON lines, but --format text reads a whole file as one "
+        "document. For one document per JSON object, pass --format jsonl."
+    )
 
 
 def invalid_array(function: str, problem: str) -> ValueError:

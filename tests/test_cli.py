@@ -54,6 +54,19 @@ THIRD = (
 )
 
 
+def test_segment_text_of_a_jsonl_file_warns(tmp_path: Any) -> None:
+    """--format text reads a file as one document of text, also a .jsonl file: it runs,
+    with a warning that names --format jsonl."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": "One. Two."}) + "\n", encoding="utf8")
+    result = run_cli(["segment", str(path)])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "[W004]" in result.stderr and "--format jsonl" in squash(result.stderr)
+    assert "One." in result.stdout  # (the JSON line, read as text)
+    result = run_cli(["segment", str(path), "--format", "jsonl"])
+    assert "[W004]" not in result.stderr
+
+
 def test_segment_jsonl_stdin() -> None:
     texts = [FIRST, "", THIRD]
     stdin = "".join(json.dumps({"text": t, "id": i}) + "\n" for i, t in enumerate(texts))
