@@ -97,6 +97,25 @@ def no_punct(sentences: Iterable[str]) -> List[str]:
     return [s for s in stripped if s]
 
 
+def short_documents(
+    docs: Sequence[GoldDocument], share: float, rng: random.Random
+) -> List[GoldDocument]:
+    """Runs of 2 or 3 consecutive sentences of ``docs`` (cut one after another, each
+    length drawn at random), each kept with probability ``share`` as a document of its
+    own: short texts, which long documents do not teach."""
+    out: List[GoldDocument] = []
+    for doc in docs:
+        sentences = [s.strip() for s in doc.sentences()]
+        i = 0
+        while i < len(sentences) - 1:
+            k = rng.choice((2, 3))
+            run = sentences[i : i + k]
+            if len(run) >= 2 and rng.random() < share:
+                out.append(join_sentences(run))
+            i += k
+    return out
+
+
 def write_docbin(nlp: spacy.language.Language, docs: List[GoldDocument], path: Path) -> None:
     bin_ = DocBin(attrs=["ORTH", "SENT_START"], store_user_data=False)
     for example in to_spacy_examples(nlp, docs):
@@ -124,10 +143,13 @@ def build(
     wiki_max_words: int,
     wiki_raw_fraction: float,
     seed: int,
+    short_share: float = 0.0,
 ) -> Dict[str, Dict[str, int]]:
     """Write ``train.spacy``, ``dev.spacy`` and ``stats.json`` to ``out_dir`` and return
     the statistics (documents, sentences and words of every part). ``wikitext=None`` or
-    ``wiki_words=0``: EWT only. A path to EWT whose name says "test" is refused."""
+    ``wiki_words=0``: EWT only. ``short_share`` > 0 adds :func:`short_documents` of the
+    EWT training part, as written (drawn with their own generator, so the other parts
+    stay as they are). A path to EWT whose name says "test" is refused."""
     if "test" in ewt.name.lower():
         raise ValueError(f"refusing to train on {ewt}: the evaluation uses EWT test")
     rng = random.Random(seed)
@@ -160,6 +182,9 @@ def build(
         n_raw = round(wiki_raw_fraction * len(chosen))
         parts["wiki_raw"] = [join_sentences(s) for s in chosen[:n_raw]]
         parts["wiki_nopunct"] = [join_sentences(no_punct(s)) for s in chosen[n_raw:]]
+    if short_share > 0:
+        short_rng = random.Random(seed + 1)
+        parts["ewt_train_short"] = short_documents(parts["ewt_train_raw"], short_share, short_rng)
     for name in parts:
         parts[name] = [d for d in parts[name] if d.text.strip()]
     train = [d for name, docs in parts.items() if "dev" not in name for d in docs]
@@ -180,6 +205,7 @@ def build(
         "wiki_doc_words": [wiki_min_words, wiki_max_words],
         "wiki_raw_fraction": wiki_raw_fraction,
         "seed": seed,
+        **({"short_share": short_share} if short_share > 0 else {}),
     }
     (out_dir / "stats.json").write_text(
         json.dumps({"settings": settings, "parts": stats}, indent=2) + "\n", encoding="utf8"

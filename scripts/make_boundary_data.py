@@ -39,6 +39,13 @@ def main(argv: List[str] | None = None) -> int:
         default=0.3,
         help="share of the WikiText documents kept raw; the rest lose their punctuation",
     )
+    parser.add_argument(
+        "--short-share",
+        type=float,
+        default=0.0,
+        help="share of 2-3-sentence runs of the EWT training documents added as documents "
+        "of their own (0: none, the shipped recipe)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     try:
@@ -52,6 +59,7 @@ def main(argv: List[str] | None = None) -> int:
             wiki_max_words=args.wiki_max_words,
             wiki_raw_fraction=args.wiki_raw_fraction,
             seed=args.seed,
+            short_share=args.short_share,
         )
     except ValueError as error:
         parser.error(str(error))

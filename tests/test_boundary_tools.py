@@ -64,6 +64,42 @@ def test_boundary_data_holds_the_treebank_sentences(tmp_path: Path) -> None:
     assert len(ewt_raw) >= stats["ewt_train_raw"]["sentences"]
 
 
+def test_short_documents_are_runs_of_consecutive_sentences(tmp_path: Path) -> None:
+    import random
+
+    from paper.boundary_data import short_documents
+    from spacy_attnseg.gold import read_conllu_documents
+
+    _first_documents(EWT_DEV, 10, tmp_path / "ewt-dev.conllu")
+    docs = read_conllu_documents(tmp_path / "ewt-dev.conllu")
+    sources = [[s.strip() for s in doc.sentences()] for doc in docs]
+    assert short_documents(docs, 0.0, random.Random(0)) == []
+    every = short_documents(docs, 1.0, random.Random(0))
+    # each run of 2-3 sentences, cut one after another, is kept: all but a lone last one
+    assert sum(len(d.starts) for d in every) >= sum(len(s) for s in sources) - len(docs)
+    for doc in every:
+        run = [s.strip() for s in doc.sentences()]
+        assert len(run) in (2, 3)
+        assert any(
+            source[i : i + len(run)] == run for source in sources for i in range(len(source))
+        )
+    half = short_documents(docs, 0.5, random.Random(0))
+    assert 0 < len(half) < len(every)
+    # added with their own generator: every other part stays as it was
+    plain = _build(tmp_path / "a", tmp_path / "ewt-dev.conllu", wikitext=WIKITEXT, wiki_words=400)
+    more = _build(
+        tmp_path / "b",
+        tmp_path / "ewt-dev.conllu",
+        wikitext=WIKITEXT,
+        wiki_words=400,
+        short_share=1.0,
+    )
+    assert {k: v for k, v in more.items() if k not in ("ewt_train_short", "train")} == {
+        k: v for k, v in plain.items() if k != "train"
+    }
+    assert more["train"]["docs"] == plain["train"]["docs"] + more["ewt_train_short"]["docs"]
+
+
 def test_boundary_data_refuses_the_test_split(tmp_path: Path) -> None:
     _first_documents(EWT_DEV, 2, tmp_path / "en_ewt-ud-test.conllu")
     with pytest.raises(ValueError, match="EWT test"):
