@@ -246,18 +246,21 @@ def starts_line(doc: Doc, i: int) -> bool:
     return i == 0 or (doc[i - 1].is_space and LINE_BREAK.search(doc[i - 1].text) is not None)
 
 
-def heading_sentences(doc: Doc, sent_starts: Any, paragraph_first: Any) -> numpy.ndarray:
+def heading_sentences(
+    doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
+) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it is a heading of what
     follows: it starts a line and is not the last sentence, and it is marked as one
     (``HEADING_MARK``, ``UNDERLINED``), or it is a paragraph of its own
     (``paragraph_first`` of it and of the next sentence) on one line, of at most
-    ``HEADING_WORDS`` words with letters and no closing punctuation at its end."""
+    ``HEADING_WORDS`` words with letters and no closing punctuation at its end.
+    ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
     out = numpy.zeros(len(starts), dtype=bool)
     for k in range(len(starts) - 1):
         if not starts_line(doc, starts[k]):
             continue
-        text = doc[starts[k] : starts[k + 1]].text.strip()
+        text = (texts[k] if texts is not None else doc[starts[k] : starts[k + 1]].text).strip()
         one_line = LINE_BREAK.search(text) is None
         if (one_line and HEADING_MARK.match(text)) or UNDERLINED.fullmatch(text):
             out[k] = True

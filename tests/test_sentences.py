@@ -490,6 +490,10 @@ def test_heading_sentences() -> None:
     ends = [*sent_starts[1:].tolist(), len(doc)]
     texts = [doc[a:b].text.strip() for a, b in zip(sent_starts.tolist(), ends, strict=True)]
     flags = heading_sentences(doc, sent_starts, paragraph_starts(doc, sent_starts))
+    # the same from the sentences' texts, as the segmenter passes them
+    raw = [doc[a:b].text for a, b in zip(sent_starts.tolist(), ends, strict=True)]
+    given = heading_sentences(doc, sent_starts, paragraph_starts(doc, sent_starts), raw)
+    assert given.tolist() == flags.tolist()
     headings = [text for text, flag in zip(texts, flags, strict=True) if flag]
     # marked (Markdown, underlined) or a short paragraph of one line without closing
     # punctuation; not "Dear Anna," (a comma), not a sentence in mid-line, not two lines,

@@ -480,7 +480,7 @@ class AttnSegmenter(AttentionPipe):
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
             headings=(
-                heading_sentences(doc, sent_starts, paragraph_first)
+                heading_sentences(doc, sent_starts, paragraph_first, texts)
                 if cfg["segment_headings"]
                 else None
             ),
