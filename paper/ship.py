@@ -193,6 +193,18 @@ def model_card(
         "- Both as written and without sentence-final punctuation, lowercased",
         "  (`scripts/make_boundary_data.py`). The weights are derived from CC BY-SA data:",
         "  share them under the same terms.",
+    ]
+    short_share = data.get("settings", {}).get("short_share")
+    if short_share:
+        lines.append(
+            _wrap(
+                f"- Short texts (`ewt_train_short`): a share of {short_share} of the "
+                "2-3-sentence runs of the EWT training documents, as written, each a "
+                'document of its own, so that a text such as "Hello world. Bye." splits '
+                "(`--short-share`)."
+            )
+        )
+    lines += [
         "",
         "## Metrics",
         "",

@@ -153,3 +153,24 @@ def test_head_report_base_is_the_component_decision(default_nlp: Language, tmp_p
     features = default_nlp.config["components"]["attn_senter"]["model"]["features"]
     assert layers == list(features["context_layers"])
     assert result["blocks"]["context"]["loss_increase"] > 0
+
+
+def test_model_card_names_the_short_documents() -> None:
+    """The card written from the shipped ``meta.json`` says that the training data held
+    short documents, and with how large a share; without them, it does not."""
+    import json
+
+    from paper.ship import model_card
+    from spacy_attnseg.components.senter import shipped_path
+
+    meta = json.loads((shipped_path("minilm") / "meta.json").read_text(encoding="utf8"))
+    card = model_card(meta, [], None)
+    share = meta["training_data"]["settings"]["short_share"]
+    assert (
+        f"| ewt_train_short | {meta['training_data']['parts']['ewt_train_short']['docs']} |" in card
+    )
+    assert f"- Short texts (`ewt_train_short`): a share of {share} of the" in card
+    shipped_card = (shipped_path("minilm") / "README.md").read_text(encoding="utf8")
+    assert f"- Short texts (`ewt_train_short`): a share of {share} of the" in shipped_card
+    del meta["training_data"]["settings"]["short_share"]
+    assert "Short texts" not in model_card(meta, [], None)
