@@ -135,6 +135,29 @@ def test_default_pipeline_beats_the_rules_on_ewt(
         assert ours > rule + margin, (variant, ours, rule)
 
 
+SHORT_TEXTS = [
+    "Hello world. Bye.",
+    "Stop. Look. Listen.",
+    "Yes. No. Maybe.",
+    "Hello world! Bye!",
+    "Done. Next item.",
+    "It works. Thanks!",
+    "Good morning. How are you?",
+    "Is it ready? Not yet.",
+]
+
+
+@pytest.mark.parametrize("text", SHORT_TEXTS)
+def test_short_texts_are_split(default_nlp: Language, text: str) -> None:
+    """A text of two or three sentences, the last of one or two words, splits after each
+    . ! ? (the training data's short documents, ``make_boundary_data.py --short-share``,
+    teach what long documents do not)."""
+    import re
+
+    expected = re.split(r"(?<=[.!?]) ", text)
+    assert [s.text for s in default_nlp(text).sents] == expected
+
+
 def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]]) -> None:
     """EWT test documents written one sentence per line, without final punctuation: in a
     document where at least half of the line breaks end a sentence, every one does
@@ -157,7 +180,7 @@ def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]])
             found += len(starts & set(gold.starts[1:]))
             n_gold += len(gold.starts) - 1
         recall[separator] = found / n_gold
-    assert recall["\n"] > 0.9 and recall["\n"] > recall[" "] + 0.15, recall
+    assert recall["\n"] > 0.8 and recall["\n"] > recall[" "] + 0.25, recall
     wrapped = textwrap.fill(docs[0].text, 40, break_long_words=False, break_on_hyphens=False)
     doc = default_nlp(wrapped)
     breaks = [t.i + 1 for t in doc if t.text == "\n"]
