@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any, Dict
 
 import numpy
@@ -16,10 +17,12 @@ from spacy_attnseg.sentences import (
     decide_starts,
     decision_targets,
     follows_final,
+    hard_wrapped,
     heading_sentences,
     item_numbers,
     join_list_markers,
     layout_starts,
+    lines_end_sentences,
     next_starts,
     normalised_window_scores,
     paragraph_starts,
@@ -29,6 +32,7 @@ from spacy_attnseg.sentences import (
     validate_candidates,
 )
 
+EWT_DEV = Path(__file__).resolve().parents[1] / "data" / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
 TEXT = (
     'He said "Stop!" Then he left?! OK. (See below.) "Why?" she asked.  '
     "Fine\u2026 \u201cYes.\u201d Done"
@@ -203,8 +207,9 @@ LIST = 'Buy milk and eggs\nCall the bank about the loan\n"Walk" the dog\nFinish 
 
 
 def test_one_sentence_per_line() -> None:
-    """A text whose line breaks mostly end sentences already has one sentence per line:
-    every line break then ends one. Fewer than half, or fewer than three line breaks,
+    """A text whose line breaks often end sentences already has one sentence per line:
+    every line break then ends one. In a text that is not hard-wrapped, as this list,
+    0.3 of the line breaks is enough; none of them, or fewer than three line breaks,
     leave the decisions as they are; so does ``paragraph_breaks=False``."""
     nlp = spacy.blank("en")
     doc = nlp(LIST)
@@ -218,14 +223,52 @@ def test_one_sentence_per_line() -> None:
         lines[1],
         lines[2],
     ]
-    predicted[lines[2] + 1] = 0  # one line break of three: not one sentence per line
-    assert numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist() == [
-        lines[1]
-    ]
+    predicted[lines[2] + 1] = 0  # one line break of three, in a list: one sentence per line
+    assert (
+        numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist()
+        == (lines[1:])
+    )
+    predicted[lines[1]] = 0  # none of them
+    assert not layout_starts(doc, predicted, paragraph_breaks=True)[1:].any()
     two_lines = nlp("Buy milk\nCall the bank")
     predicted = numpy.zeros(len(two_lines), dtype="int32")
     predicted[3] = 1
     assert layout_starts(two_lines, predicted, paragraph_breaks=True).tolist() == predicted.tolist()
+
+
+def test_hard_wrapped() -> None:
+    """Real sentences (EWT dev documents of four or more) hard-wrapped at any width are
+    hard-wrapped; written one per line, nearly all are not; no line break, not either."""
+    from paper.evaluation import read_conllu_documents
+
+    docs = [d for d in read_conllu_documents(EWT_DEV)[:120] if len(d.starts) >= 4]
+    assert len(docs) >= 40
+    for width in (40, 72, 100):
+        texts = [textwrap.fill(d.text, width) for d in docs]
+        assert all(hard_wrapped(t) for t in texts if t.count("\n") >= 3)
+    per_line = [hard_wrapped("\n".join(s.strip() for s in d.sentences())) for d in docs]
+    assert sum(per_line) <= len(docs) * 0.05
+    assert not hard_wrapped(docs[0].text.replace("\n", " "))
+
+
+def test_unwrapped_lines_need_a_smaller_share() -> None:
+    """With a third of its line breaks already ending sentences, a text whose lines
+    are the writer's gets a start after every line break; the same share in a
+    hard-wrapped text changes nothing."""
+    nlp = spacy.blank("en")
+    lines = ["the meeting moved to friday", "bring the report", "lunch is at noon"]
+    unwrapped = nlp("\n".join(lines * 2))
+    breaks = [t.i + 1 for t in unwrapped if t.text == "\n"]
+    predicted = numpy.zeros(len(unwrapped), dtype="int32")
+    predicted[breaks[:2]] = 1  # 2 of 5
+    assert numpy.flatnonzero(lines_end_sentences(unwrapped, predicted)).tolist() == breaks
+    wrapped = nlp(textwrap.fill(" ".join(lines * 3), 24))
+    assert hard_wrapped(wrapped.text) and not hard_wrapped(unwrapped.text)
+    breaks = [t.i + 1 for t in wrapped if t.text == "\n"]
+    predicted = numpy.zeros(len(wrapped), dtype="int32")
+    predicted[breaks[: len(breaks) // 3 + 1]] = 1  # over a third, under half
+    assert (predicted[breaks] != 0).mean() < 0.5
+    assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
 
 
 def test_hard_wrapped_lines_are_not_sentences() -> None:

@@ -180,7 +180,7 @@ def test_one_sentence_per_line(default_nlp: Language, ewt: Dict[str, List[Any]])
             found += len(starts & set(gold.starts[1:]))
             n_gold += len(gold.starts) - 1
         recall[separator] = found / n_gold
-    assert recall["\n"] > 0.8 and recall["\n"] > recall[" "] + 0.25, recall
+    assert recall["\n"] > 0.9 and recall["\n"] > recall[" "] + 0.25, recall
     wrapped = textwrap.fill(docs[0].text, 40, break_long_words=False, break_on_hyphens=False)
     doc = default_nlp(wrapped)
     breaks = [t.i + 1 for t in doc if t.text == "\n"]
