@@ -185,7 +185,8 @@ UNWRAPPED_LINE_SENTENCE_SHARE = 0.3
 # document hard-wrapped at 40, 60, 72, 80 or 100 characters is (343 of 343), 2 of 82
 # written one sentence per line are.
 WRAPPED_FIT_SHARE = 0.5
-BLANK_LINE = re.compile("\n[ \t]*\n|\u2029")
+# a blank line in running text: ``is_blank_line`` of a whitespace run
+BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
 
 
 def hard_wrapped(text: str) -> bool:
