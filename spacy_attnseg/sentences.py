@@ -126,6 +126,47 @@ def sentence_final(doc: Doc) -> numpy.ndarray:
     return numpy.isin(doc.to_array(ORTH), _FINAL_IDS)
 
 
+# A reference marker after sentence-final punctuation belongs to the sentence it follows
+# (``"... in 1805. [6] An ..."``, ``"[citation needed]"``), as in Wikipedia's footnotes and
+# the UD English treebanks: a footnote number or letter, a list or range of them, or
+# ``"citation needed"`` in square brackets. (Not an elision, ``"[...]"``: the treebanks
+# disagree on which sentence it joins.)
+REFERENCE_MARKER = re.compile(
+    r"\[(?:\d{1,3}[a-z]?(?:\s*[,\u2013-]\s*\d{1,3}[a-z]?)*|[a-z]|citation needed"
+    r"|note \d{1,3})\]"
+)
+MARKER_SPAN = 8
+_OPEN_SQUARE, _CLOSE_SQUARE = get_string_id("["), get_string_id("]")
+
+
+def reference_markers(
+    doc: Doc, orths: numpy.ndarray, final: numpy.ndarray, continues: numpy.ndarray
+) -> List[Tuple[int, int]]:
+    """Token ranges ``[a, b)`` of the ``REFERENCE_MARKER``s of ``doc`` that follow
+    sentence-final punctuation on the same line (with only whitespace, closing brackets
+    or quotes, or other such markers between). ``orths``, ``final`` and ``continues``:
+    per token, as in ``token_classes``; a marker that starts a line (an entry of a
+    reference list) opens its sentence instead."""
+    found: List[Tuple[int, int]] = []
+    marked_until = -1
+    for a in numpy.flatnonzero(orths == _OPEN_SQUARE).tolist():
+        ends = numpy.flatnonzero(orths[a + 1 : a + MARKER_SPAN] == _CLOSE_SQUARE)
+        if a == 0 or not len(ends):
+            continue
+        b = a + 2 + int(ends[0])
+        if not REFERENCE_MARKER.fullmatch(doc[a:b].text):
+            continue
+        k = a - 1
+        while k >= 0 and not final[k] and (continues[k] or k < marked_until):
+            if LINE_BREAK.search(doc[k].text):
+                break
+            k -= 1
+        if k >= 0 and final[k]:
+            found.append((a, b))
+            marked_until = b
+    return found
+
+
 def token_classes(doc: Doc) -> TokenClasses:
     """The :class:`TokenClasses` of ``doc``."""
     n = len(doc)
@@ -141,6 +182,9 @@ def token_classes(doc: Doc) -> TokenClasses:
     opening_only = left & ~right
     continues = final | space | (right & ~left) | (quote & ~opening_only & attached)
     opens = opening_only | (quote & left & ~attached)
+    for a, b in reference_markers(doc, values[:, 0], final, continues):
+        continues[a:b] = True
+        opens[a:b] = False
     blank = numpy.zeros(n, dtype=bool)
     for i in numpy.flatnonzero(space).tolist():
         blank[i] = is_blank_line(doc[i])

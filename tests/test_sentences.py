@@ -321,6 +321,41 @@ def test_layout_starts_punctuation(doc: Any) -> None:
     assert layout_starts(quoted, predicted, paragraph_breaks=True).tolist() == [0] * 7
 
 
+@pytest.mark.parametrize(
+    "text,first_words",
+    [
+        # footnote markers after final punctuation end the sentence they follow
+        ("He went to school in Dulwich. [17] Placed in care, he was unhappy.", ["He", "Placed"]),
+        ('It was "in love." [6] In later years, it faded.', ["It", "In"]),
+        ("Byron left (in 1821). [22] [23] His poems were sad.", ["Byron", "His"]),
+        ("The war ended in 1945. [citation needed] Peace came.", ["The", "Peace"]),
+        ("It was long. [1, 2] Then it ended. [a] So it goes.", ["It", "Then", "So"]),
+        # not after final punctuation: the marker stays where it stands
+        ("See the work of Smith [3] for details. It was good.", ["See", "It"]),
+        # an entry of a reference list starts its own sentence on its own line
+        ("References.\n[1] Smith, J. The book.\n[2] Jones, K. A paper.", ["References", "[", "["]),
+        # an elision is not a marker (the treebanks disagree where it belongs)
+        ("They said so. [...] Then they left.", ["They", "["]),
+    ],
+)
+def test_reference_markers_stay_with_their_sentence(text: str, first_words: Any) -> None:
+    doc = spacy.blank("en")(text)
+    # a start proposed right after a full stop or a closing bracket lands after the markers
+    proposed = numpy.array([i == 0 or doc[i - 1].text in {".", ")"} for i in range(len(doc))])
+    found = layout_starts(doc, proposed.astype("int32"), paragraph_breaks=True)
+    assert [doc[i].text for i in numpy.flatnonzero(found)] == first_words
+
+
+def test_a_start_on_a_reference_marker_moves_past_it() -> None:
+    doc = spacy.blank("en")("He went to Dulwich. [17] [18] Placed in care, he was sad.")
+    assert [t.text for t in doc][5:11] == ["[", "17", "]", "[", "18", "]"]
+    for i in range(5, 11):
+        proposed = numpy.zeros(len(doc), dtype="int32")
+        proposed[[0, i]] = 1
+        starts = layout_starts(doc, proposed, paragraph_breaks=False)
+        assert numpy.flatnonzero(starts).tolist() == [0, 11]
+
+
 LAYOUT_TEXTS = [
     TEXT,
     'Opening hours\n\nThe museum opens at nine. It closes at five.\n\n(Prices) "Free."',
