@@ -19,7 +19,10 @@ half, three more of another kind:
 * report only, text of another kind that no setting is chosen on (``paper.pydocs``):
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
-  lines between paragraphs), one document per page, its sections the reference.
+  lines between paragraphs), one document per page, its sections the reference;
+* instead of all these, with ``scripts/evaluate_topics.py --choi DIR`` (``spacy project
+  run evaluate-choi``): Choi's 3-11 set (``choi_docs``), which is not in the repo and on
+  which nothing is chosen.
 
 First half tuning, second half report. Pk and WindowDiff are computed in spaCy tokens per
 document (k = half the mean reference segment length in tokens) and averaged over
@@ -132,6 +135,29 @@ def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
         bounds = gold.starts + [len(gold.text)]
         texts.append([gold.text[a:b].strip() for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
     return build(texts, n_docs=n_docs, seed=0 if half == "tune" else 1)
+
+
+CHOI_SEPARATOR = "=========="
+
+
+def choi_docs(root: Path, lengths: str = "3-11", separator: str = " ") -> List[TopicDocument]:
+    """The documents of Choi's (2000) set of ``lengths``-sentence pieces: every ``*.ref``
+    file in a folder named ``lengths`` under ``root`` (the layout of the copy in
+    ``github.com/koomri/text-segmentation``, ``data/choi``), read in sorted order. A line
+    ``==========`` ends a piece; every other non-blank line is a sentence; the sentences
+    are joined by ``separator``."""
+    docs = []
+    for path in sorted(root.rglob("*.ref")):
+        if path.parent.name != lengths:
+            continue
+        segments: List[List[str]] = [[]]
+        for line in path.read_text(encoding="utf8", errors="replace").splitlines():
+            if line.startswith(CHOI_SEPARATOR):
+                segments.append([])
+            elif line.strip():
+                segments[-1].append(line)
+        docs.append(join_segments([piece for piece in segments if piece], separator))
+    return docs
 
 
 def token_starts(doc: Any, char_starts: Sequence[int]) -> List[int]:
@@ -303,10 +329,12 @@ def evaluate(
     peers: bool = True,
     penalties: Sequence[float] = (),
     threads: int = 1,
+    sets: Optional[Dict[str, Callable[[], List[TopicDocument]]]] = None,
 ) -> Dict[str, Any]:
     """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
     ``peers``, the other systems on the sets of ``half`` ("tune" or "report"; the
-    Python docs sets only on "report");
+    Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
+    documents) instead;
     writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
     recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
@@ -314,25 +342,27 @@ def evaluate(
     nlp = load_pipeline(model, overrides=overrides or {})
     fig5 = fig5_pipeline() if peers else None
     tune = half == "tune"
-    sets = {
-        "synthetic": lambda: synthetic_docs(half, n_synthetic),
-        "synthetic, WikiText pieces": lambda: wikipieces_docs(half, n_synthetic),
-        "wikitext": lambda: wikitext_docs(half),
-        "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
-        "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
-        "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
-    }
-    if not tune:
-        sets.update(
-            {
-                "Python docs pieces": lambda: pydocs.piece_docs(n_synthetic),
-                "Python docs sections": lambda: pydocs.section_docs(" "),
-                "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),
-            }
-        )
+    scope = f"{half} half" if sets is None else "sets no setting was chosen on"
+    if sets is None:
+        sets = {
+            "synthetic": lambda: synthetic_docs(half, n_synthetic),
+            "synthetic, WikiText pieces": lambda: wikipieces_docs(half, n_synthetic),
+            "wikitext": lambda: wikitext_docs(half),
+            "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
+            "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
+            "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
+        }
+        if not tune:
+            sets.update(
+                {
+                    "Python docs pieces": lambda: pydocs.piece_docs(n_synthetic),
+                    "Python docs sections": lambda: pydocs.section_docs(" "),
+                    "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),
+                }
+            )
     results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
     payload = {
-        "half": half,
+        "half": half if scope.endswith("half") else None,
         "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},
         "results": results,
         "threads": threads,
@@ -340,7 +370,7 @@ def evaluate(
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps(payload, indent=2), encoding="utf8")
-    title = f"# Topic segments ({half} half; Pk and WindowDiff in tokens, lower is better)"
+    title = f"# Topic segments ({scope}; Pk and WindowDiff in tokens, lower is better)"
     lines = [title, ""]
     for name, table in results.items():
         reference = table["reference_segments_per_doc"]

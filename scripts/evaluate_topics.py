@@ -5,6 +5,10 @@ three of Python's documentation (pieces; sections without and with paragraph bre
 protocol: ``paper.topic_eval``.
 
     python scripts/evaluate_topics.py --half report --out metrics/segments
+
+With ``--choi DIR``, only Choi's 3-11 set instead (``paper.topic_eval.choi_docs``; DIR
+holds its ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them),
+its sentences joined by spaces (no paragraph breaks); nothing is chosen on it.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paper.topic_eval import evaluate  # noqa: E402
+from paper.topic_eval import choi_docs, evaluate  # noqa: E402
 
 
 def main(argv: Any = None) -> int:
@@ -28,6 +32,9 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--n-synthetic", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--choi", type=Path, default=None, help="score Choi's 3-11 set in DIR instead"
+    )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
     )
@@ -61,6 +68,7 @@ def main(argv: Any = None) -> int:
         peers=not args.no_peers,
         penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
         threads=args.threads,
+        sets=None if args.choi is None else {"Choi 3-11": lambda: choi_docs(args.choi)},
     )
     return 0
 

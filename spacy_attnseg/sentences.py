@@ -91,7 +91,8 @@ class TokenClasses:
 
     * ``continues``: the token stays in a sentence that a separator before it ends (more
       sentence-final punctuation, whitespace, a closing bracket, a quote that may open
-      or close (``"``, ``'``) attached to the previous token; an opening-only quote such
+      or close (``"``, ``'``) attached to the previous token, a footnote marker such as
+      ``[6]`` after final punctuation (``reference_markers``); an opening-only quote such
       as ``“`` never does);
     * ``opens``: an opening bracket or quote (``(``, ``“``, or a quote that may open or
       close with whitespace or the start of the Doc before it);
@@ -135,7 +136,7 @@ REFERENCE_MARKER = re.compile(
     r"\[(?:\d{1,3}[a-z]?(?:\s*[,\u2013-]\s*\d{1,3}[a-z]?)*|[a-z]|citation needed"
     r"|note \d{1,3})\]"
 )
-MARKER_SPAN = 8
+MARKER_SPAN = 8  # tokens from "[" to "]", at most
 _OPEN_SQUARE, _CLOSE_SQUARE = get_string_id("["), get_string_id("]")
 
 

@@ -78,3 +78,25 @@ def test_sentence_vectors_are_the_mean_of_each_sentences_wordpieces(minilm_nlp: 
 def test_build_doc_refuses_sentences_that_do_not_align(minilm_nlp: Any) -> None:
     with pytest.raises(ValueError, match="1 token-aligned sentence starts for 2"):
         sections.build_doc(minilm_nlp, ["Fine.", ""])
+
+
+def test_choi_docs_reads_the_pieces_of_one_length(tmp_path: Any) -> None:
+    from paper.topic_eval import choi_docs
+
+    pieces = [["The jury said .", "It ended ."], ["Mantle hit a home run ."], ["Cook swore ."]]
+    body = "".join("==========\n" + "".join(f"{line} \n" for line in piece) for piece in pieces)
+    for folder, name in (("3/3-11", "0.ref"), ("1/3-11", "1.ref"), ("1/3-5", "0.ref")):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / name).write_text(body + "==========\n", encoding="utf8")
+    docs = choi_docs(tmp_path)
+    assert len(docs) == 2  # the 3-5 folder is another set
+    sentences = [line for piece in pieces for line in piece]
+    assert docs[0].text == " ".join(sentences)
+    assert [docs[0].text[s:].split(" .")[0] for s in docs[0].starts] == [
+        "The jury said",
+        "Mantle hit a home run",
+        "Cook swore",
+    ]
+    lines = choi_docs(tmp_path, separator="\n")[0]
+    # "The jury said ." (15) and "It ended ." (10), each with its line break, then 23 + 1
+    assert lines.text.split("\n") == sentences and lines.starts == [0, 27, 51]
