@@ -334,7 +334,7 @@ def evaluate(
     """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
     ``peers``, the other systems on the sets of ``half`` ("tune" or "report"; the
     Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
-    documents) instead;
+    documents; sets that no setting was chosen on, as the report's title says) instead;
     writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
     recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
@@ -342,7 +342,8 @@ def evaluate(
     nlp = load_pipeline(model, overrides=overrides or {})
     fig5 = fig5_pipeline() if peers else None
     tune = half == "tune"
-    scope = f"{half} half" if sets is None else "sets no setting was chosen on"
+    own_sets = sets is not None
+    scope = "sets no setting was chosen on" if own_sets else f"{half} half"
     if sets is None:
         sets = {
             "synthetic": lambda: synthetic_docs(half, n_synthetic),
@@ -362,7 +363,7 @@ def evaluate(
             )
     results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
     payload = {
-        "half": half if scope.endswith("half") else None,
+        "half": None if own_sets else half,
         "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},
         "results": results,
         "threads": threads,
