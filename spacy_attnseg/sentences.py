@@ -149,7 +149,7 @@ def reference_markers(
     per token, as in ``token_classes``; a marker that starts a line (an entry of a
     reference list) opens its sentence instead."""
     found: List[Tuple[int, int]] = []
-    marked_until = -1
+    continues = continues.copy()  # (a marker found continues, for the next one)
     for a in numpy.flatnonzero(orths == _OPEN_SQUARE).tolist():
         ends = numpy.flatnonzero(orths[a + 1 : a + MARKER_SPAN] == _CLOSE_SQUARE)
         if a == 0 or not len(ends):
@@ -158,13 +158,11 @@ def reference_markers(
         if not REFERENCE_MARKER.fullmatch(doc[a:b].text):
             continue
         k = a - 1
-        while k >= 0 and not final[k] and (continues[k] or k < marked_until):
-            if LINE_BREAK.search(doc[k].text):
-                break
+        while k > 0 and continues[k] and not final[k] and not LINE_BREAK.search(doc[k].text):
             k -= 1
-        if k >= 0 and final[k]:
+        if final[k]:
             found.append((a, b))
-            marked_until = b
+            continues[a:b] = True
     return found
 
 

@@ -354,6 +354,13 @@ def test_a_start_on_a_reference_marker_moves_past_it() -> None:
         proposed[[0, i]] = 1
         starts = layout_starts(doc, proposed, paragraph_breaks=False)
         assert numpy.flatnonzero(starts).tolist() == [0, 11]
+    # in mid-sentence a marker is an opening bracket as before: a start proposed inside
+    # it moves back onto its "["
+    mid = spacy.blank("en")("See the work of Smith [3] for details.")
+    proposed = numpy.zeros(len(mid), dtype="int32")
+    proposed[[0, 6]] = 1  # See the work of Smith [ 3 ] ...
+    starts = layout_starts(mid, proposed, paragraph_breaks=False)
+    assert numpy.flatnonzero(starts).tolist() == [0, 5]
 
 
 LAYOUT_TEXTS = [
