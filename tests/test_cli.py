@@ -258,3 +258,31 @@ def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(
         assert result.returncode == 1
         assert "Traceback" not in result.stderr
         assert "[E022]" in result.stderr or "[E014]" in result.stderr
+
+
+def test_help_lists_every_command_on_one_line_and_reflows_paragraphs() -> None:
+    """The command list gives each command one line of its own; a command's help joins
+    the lines of each docstring paragraph (they break where the source does, not where
+    the terminal does) and prints square brackets as written."""
+    from spacy_attnseg.cli import app
+
+    names = [c.name for c in app.registered_commands]
+    listing = run_cli(["--help"])
+    assert listing.returncode == 0, listing.stderr
+    rows = [line.split() for line in listing.stdout.splitlines()]
+    listed = [row[0] for row in rows if row and row[0] in names]
+    assert listed == names
+    for row in rows:
+        if row and row[0] in names:
+            assert not row[-1].endswith("..."), row
+    for command in ("segment", "chunk"):
+        text = run_cli([command, "--help"]).stdout
+        description = text.split("\n\n")[1:3]  # the first two paragraphs after Usage
+        assert "Split text into sentences" in description[0] or command == "chunk"
+        for paragraph in description:
+            lines = [line.strip() for line in paragraph.splitlines()]
+            for line, after in zip(lines[:-1], lines[1:], strict=True):
+                # filled to the width: the next line's first word did not fit
+                assert len(line) + 1 + len(after.split()[0]) > 70, (line, after)
+    error = run_cli(["segment", "data/sample.txt", "--format", "xml"])
+    assert "[E113]" in error.stderr
