@@ -4,11 +4,12 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, cast
+from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, cast
 
 import typer
 
 from .errors import Errors, Warnings
+from .scale import Item
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -83,7 +84,8 @@ def _open_input(path: str) -> Input:
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _read_jsonl(handle: Input) -> Iterator[str]:
+def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """``(text, meta)`` of every JSON line: its "text" and its other fields."""
     for number, line in enumerate(handle, start=1):
         if not line.strip():
             continue
@@ -105,7 +107,7 @@ def _read_jsonl(handle: Input) -> Iterator[str]:
                     number=number, code=ord(surrogate.group()), pos=surrogate.start()
                 )
             )
-        yield text
+        yield text, {k: v for k, v in record.items() if k != "text"}
 
 
 # The options of every command that can run on an engine (segment, chunk)
@@ -161,7 +163,7 @@ def _progress(iterable: Iterable[Any], *, quiet: bool) -> Iterable[Any]:
     return cast(Iterable[Any], _bar(quiet, iterable))
 
 
-def _run_partitions(texts: Iterable[str], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
+def _run_partitions(texts: Iterable[Item], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
     """The partitions' results in order (``scale.run``), with a progress bar in docs."""
     from .scale import run
 
@@ -169,9 +171,9 @@ def _run_partitions(texts: Iterable[str], job: Any, quiet: bool, **engine: Any) 
         yield from run(texts, job, on_done=bar.update, **engine)
 
 
-def _texts(handle: Input, input: str) -> Iterable[str]:
-    """One document for a .txt file, else one per JSON line."""
-    return [handle.read()] if input.endswith(".txt") else _read_jsonl(handle)
+def _texts(handle: Input, input: str) -> Iterable[Item]:
+    """One document for a .txt file, else one per JSON line, with its other fields."""
+    return [handle.read()] if input.endswith(".txt") else _read_records(handle)
 
 
 @app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
@@ -202,7 +204,8 @@ def segment_cli(
     its own line. With --format jsonl each input line is a JSON object with a "text"
     field; each output line is {"text", "sents", "segments"}, lists of {"start", "end",
     "score"} with character offsets into that text: how sure the sentence ends there
-    (P(S) of the start that follows it) and the score of the segment's boundary. With
+    (P(S) of the start that follows it) and the score of the segment's boundary, and
+    "meta", the line's other fields, where it has any. With
     --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
     doc._.head_pairs), readable by spaCy's DocBin().from_disk. --engine dask
     runs the partitions on a Dask cluster, with the same results.
@@ -236,7 +239,7 @@ def segment_cli(
         kind = "sentences" if output is None else "docbin"
         job = Job(model=model, output=kind, batch_size=batch_size, threads=_threads(engine))
         job_pipeline(job)  # loaded (and checked) before any worker starts
-        results = _run_partitions(_read_jsonl(handle), job, quiet, **options)
+        results = _run_partitions(_read_records(handle), job, quiet, **options)
         if output is None:
             for lines in results:
                 for line in lines:
@@ -299,8 +302,9 @@ def chunk_cli(
     model wordpieces, and the score of the boundary that starts it (how much the topic
     changes there, over the cost of a boundary: about 1 or more for a boundary chosen on
     its own, possibly less for one that --max-tokens or --max-sents forced; 0.0 for a
-    document's first chunk and a cut inside a sentence). Joined in order, the chunks'
-    texts give the input text back. --engine dask runs the partitions on a Dask cluster,
+    document's first chunk and a cut inside a sentence), and "meta", the other fields of
+    the document's input line, where it has any. Joined in order, the chunks' texts give
+    the input text back. --engine dask runs the partitions on a Dask cluster,
     with the same results.
     """
     from .records import segments_key
@@ -357,7 +361,8 @@ def pairs_cli(
     token of every head analysed.
 
     With --format jsonl, one JSON object per pair ({"doc", "layer", "head", "i", "j",
-    "token_i", "token_j", "score"}) and one per head anchor ({"doc", "anchor": ...}).
+    "token_i", "token_j", "score"}) and one per head anchor ({"doc", "anchor": ...}),
+    each with "meta", the other fields of the document's input line, where it has any.
     """
     from .loading import load_pipeline
 
@@ -375,20 +380,25 @@ def pairs_cli(
             config={"layers": [layer], "heads": heads, "threshold": threshold, "spans_key": ""},
         )
     with handle:
-        texts = _read_jsonl(handle) if input.endswith(".jsonl") else [handle.read()]
-        docs = nlp.pipe(texts, batch_size=batch_size)
-        for number, doc in enumerate(_progress(docs, quiet=quiet)):
-            _print_pairs(doc, number, format, several=input.endswith(".jsonl"))
+        several = input.endswith(".jsonl")
+        items = _read_records(handle) if several else iter([(handle.read(), {})])
+        docs = nlp.pipe(items, batch_size=batch_size, as_tuples=True)
+        for number, (doc, meta) in enumerate(_progress(docs, quiet=quiet)):
+            _print_pairs(doc, number, format, several=several, meta=meta)
 
 
-def _print_pairs(doc: Any, number: int, format: str, several: bool) -> None:
+def _print_pairs(
+    doc: Any, number: int, format: str, *, several: bool, meta: Dict[str, Any]
+) -> None:
     pairs = doc._.head_pairs
     anchors = doc._.head_anchors
     if format == "jsonl":
+        extra = {"meta": meta} if meta else {}
         for record in pairs.to_records(doc):
-            typer.echo(json.dumps({"doc": number, **record}, ensure_ascii=False))
+            typer.echo(json.dumps({"doc": number, **record, **extra}, ensure_ascii=False))
         for anchor in anchors:
-            typer.echo(json.dumps({"doc": number, "anchor": anchor.to_dict()}, ensure_ascii=False))
+            record = {"doc": number, "anchor": anchor.to_dict(), **extra}
+            typer.echo(json.dumps(record, ensure_ascii=False))
         return
     if several:
         typer.echo(f"# Document {number}")

@@ -24,6 +24,10 @@ from .errors import Errors
 OUTPUTS = ("docbin", "sentences", "chunks")
 ENGINES = ("", "dask")
 Result = Union[bytes, List[str]]
+#: An input document: its text, or its text and what came with it (the other fields of
+#: a JSON line), which every record of the document carries as ``"meta"`` (a Doc of the
+#: ``"docbin"`` output, as ``doc.user_data["meta"]``, where lists read back as tuples).
+Item = Union[str, Tuple[str, Dict[str, Any]]]
 #: The environment of a local cluster's worker processes (Dask's nanny
 #: ``pre-spawn-environ``): one OpenMP/BLAS thread each, as Dask sets it, and glibc's own
 #: malloc trimming instead of Dask's MALLOC_TRIM_THRESHOLD_=65536.
@@ -74,7 +78,7 @@ def job_pipeline(job: Job) -> Any:
     return _PIPELINES[key]
 
 
-def process_partition(job: Job, texts: List[str], first: int = 0) -> Result:
+def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
     """Run the job's pipeline over ``texts`` (documents ``first``, ``first + 1``, ...
     of the input) and return what ``job.output`` asks for."""
     from spacy.tokens import DocBin
@@ -82,22 +86,31 @@ def process_partition(job: Job, texts: List[str], first: int = 0) -> Result:
     from .records import chunk_records, chunk_sizer, segments_key, sentence_record
 
     nlp = job_pipeline(job)
-    docs = nlp.pipe(texts, batch_size=job.batch_size)
+    pairs = [item if isinstance(item, tuple) else (item, {}) for item in texts]
+    docs = nlp.pipe(pairs, batch_size=job.batch_size, as_tuples=True)
     if job.output == "docbin":
-        return bytes(DocBin(store_user_data=True, docs=docs).to_bytes())
+        out = DocBin(store_user_data=True)
+        for doc, meta in docs:
+            if meta:
+                doc.user_data["meta"] = meta
+            out.add(doc)
+        return bytes(out.to_bytes())
     key = segments_key(nlp)
     sizer = chunk_sizer(nlp)
     lines: List[str] = []
-    for number, doc in enumerate(docs, start=first):
+    for number, (doc, meta) in enumerate(docs, start=first):
         if job.output == "sentences":
             records = [sentence_record(doc, key)]
         else:
             records = chunk_records(doc, number, key, sizer)
-        lines.extend(json.dumps(r, ensure_ascii=False) for r in records)
+        for record in records:
+            if meta:
+                record["meta"] = meta
+            lines.append(json.dumps(record, ensure_ascii=False))
     return lines
 
 
-def partitions(texts: Iterable[str], size: int) -> Iterator[Tuple[int, List[str]]]:
+def partitions(texts: Iterable[Item], size: int) -> Iterator[Tuple[int, List[Item]]]:
     """``(first, texts)`` of consecutive partitions of ``size`` texts (the last may be
     shorter), read lazily."""
     iterator = iter(texts)
@@ -116,7 +129,7 @@ def partition_size(size: int, batch_size: int) -> int:
 
 
 def run(
-    texts: Iterable[str],
+    texts: Iterable[Item],
     job: Job,
     *,
     engine: str = "",
@@ -146,7 +159,7 @@ def run(
 
 
 def _run_dask(
-    parts: Iterator[Tuple[int, List[str]]],
+    parts: Iterator[Tuple[int, List[Item]]],
     job: Job,
     *,
     workers: int,

@@ -286,3 +286,28 @@ def test_help_lists_every_command_on_one_line_and_reflows_paragraphs() -> None:
                 assert len(line) + 1 + len(after.split()[0]) > 70, (line, after)
     error = run_cli(["segment", "data/sample.txt", "--format", "xml"])
     assert "[E113]" in error.stderr
+
+
+def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
+    """Every output line of a document carries the other fields of its input line as
+    "meta" (an id to join chunks back to their source); a line with "text" alone gets
+    none."""
+    lines = [
+        {"text": SAMPLE_TXT.read_text(encoding="utf8"), "id": "a-1", "source": {"page": 3}},
+        {"text": "No fields here. Only text."},
+    ]
+    data = tmp_path / "in.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf8")
+    want = [{"id": "a-1", "source": {"page": 3}}, {}]
+    chunks = run_cli(["chunk", str(data), "--max-tokens", "64", "-q"])
+    assert chunks.returncode == 0, chunks.stderr[-3000:]
+    records = [json.loads(line) for line in chunks.stdout.splitlines()]
+    assert {r["doc"] for r in records} == {0, 1} and len(records) > 2
+    assert all(r.get("meta", {}) == want[r["doc"]] for r in records)
+    for number, line in enumerate(lines):
+        assert "".join(r["text"] for r in records if r["doc"] == number) == line["text"]
+    pairs = run_cli(["pairs", str(data), "-f", "jsonl", "--head", "0", "-q"])
+    assert pairs.returncode == 0, pairs.stderr[-3000:]
+    records = [json.loads(line) for line in pairs.stdout.splitlines()]
+    assert {r["doc"] for r in records} == {0, 1}
+    assert all(r.get("meta", {}) == want[r["doc"]] for r in records)

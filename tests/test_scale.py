@@ -16,7 +16,7 @@ import subprocess
 import sys
 import termios
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 import torch
@@ -58,8 +58,14 @@ def one_thread() -> Iterator[None]:
     torch.set_num_threads(before)
 
 
+def meta_of(number: int) -> Dict[str, Any]:
+    """What the test's JSON lines carry beside "text": an id on every other line."""
+    return {"id": f"doc-{number}", "tags": [number]} if number % 2 else {}
+
+
 def jsonl(texts: List[str], path: Path) -> Path:
-    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf8")
+    lines = [json.dumps({"text": t, **meta_of(n)}) + "\n" for n, t in enumerate(texts)]
+    path.write_text("".join(lines), encoding="utf8")
     return path
 
 
@@ -110,8 +116,10 @@ def test_dask_docbin_equals_one_process(
     want = list(nlp.pipe(texts, batch_size=BATCH))
     assert len(got) == len(want) == N_DOCS
     n_pairs = 0
-    for a, b in zip(got, want, strict=True):
+    for number, (a, b) in enumerate(zip(got, want, strict=True)):
         assert a.text == b.text
+        # (msgpack reads a list back as a tuple)
+        assert json.loads(json.dumps(a.user_data.get("meta", {}))) == meta_of(number)
         assert [s.start for s in a.sents] == [s.start for s in b.sents]
         for key in ("attn_segments", "attn_sents", "fig5_segments"):
             assert [(s.start, s.end, s.label_) for s in a.spans[key]] == [
@@ -155,6 +163,9 @@ def test_chunks_on_a_running_cluster_equal_one_process(
         assert there.stdout == here.stdout
         records = [json.loads(line) for line in here.stdout.splitlines()]
         assert len(records) >= N_DOCS
+        # each line's other fields come back with every record of its document
+        numbers = [r["doc"] for r in records] if command[0] == "chunk" else range(N_DOCS)
+        assert [r.get("meta", {}) for r in records] == [meta_of(n) for n in numbers]
 
 
 def test_sentence_records_hold_sentences_and_segments(default_nlp: Any) -> None:
