@@ -171,9 +171,20 @@ def _run_partitions(texts: Iterable[Item], job: Any, quiet: bool, **engine: Any)
         yield from run(texts, job, on_done=bar.update, **engine)
 
 
+#: Files read as JSON lines by the commands that also take a plain text file
+JSON_LINES = (".jsonl", ".ndjson", ".json")
+
+
+def _json_lines(input: str) -> bool:
+    return input.lower().endswith(JSON_LINES)
+
+
 def _texts(handle: Input, input: str) -> Iterable[Item]:
-    """One document for a .txt file, else one per JSON line, with its other fields."""
-    return [handle.read()] if input.endswith(".txt") else _read_records(handle)
+    """One document per JSON line, with its other fields, from standard input or a
+    JSON-lines file; else the whole file as one document (.txt, .md, ...)."""
+    if input == "-" or _json_lines(input):
+        return _read_records(handle)
+    return [handle.read()]
 
 
 @app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
@@ -224,7 +235,7 @@ def segment_cli(
             )
         )
     handle = _open_input(input)
-    if format == "text" and input.endswith(".jsonl"):
+    if format == "text" and _json_lines(input):
         typer.echo(Warnings.W004.format(path=input), err=True)
     with handle:
         if format == "text":
@@ -276,7 +287,9 @@ def _write_docbins(results: Iterable[bytes], output: Path) -> None:
 @app.command("chunk", short_help="Topic chunks for retrieval, within --max-tokens each.")
 def chunk_cli(
     input: str = typer.Argument(
-        ..., help='JSON lines with a "text" field (or a .txt file), - for standard input.'
+        ...,
+        help='JSON lines with a "text" field (.jsonl, .ndjson, .json; - for standard '
+        "input), or any other UTF-8 file as one document (.txt, .md, ...).",
     ),
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
@@ -346,8 +359,8 @@ def chunk_cli(
 def pairs_cli(
     input: str = typer.Argument(
         ...,
-        help='A UTF-8 text file (one document), JSON lines with a "text" field (a .jsonl '
-        "file, one document each), or - for standard input (one document).",
+        help='A UTF-8 text file (one document), JSON lines with a "text" field (.jsonl, '
+        ".ndjson, .json: one document each), or - for standard input (one document).",
     ),
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),
@@ -380,7 +393,7 @@ def pairs_cli(
             config={"layers": [layer], "heads": heads, "threshold": threshold, "spans_key": ""},
         )
     with handle:
-        several = input.endswith(".jsonl")
+        several = _json_lines(input)
         items = _read_records(handle) if several else iter([(handle.read(), {})])
         docs = nlp.pipe(items, batch_size=batch_size, as_tuples=True)
         for number, (doc, meta) in enumerate(_progress(docs, quiet=quiet)):

@@ -311,3 +311,20 @@ def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
     records = [json.loads(line) for line in pairs.stdout.splitlines()]
     assert {r["doc"] for r in records} == {0, 1}
     assert all(r.get("meta", {}) == want[r["doc"]] for r in records)
+
+
+def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -> None:
+    """A Markdown file is one document (before, every file but .txt was read as JSON
+    lines and stopped with E112); a .ndjson file is JSON lines."""
+    text = "# Notes\n\n" + SAMPLE_TXT.read_text(encoding="utf8")
+    page = tmp_path / "notes.md"
+    page.write_text(text, encoding="utf8")
+    lines = tmp_path / "docs.ndjson"
+    lines.write_text(json.dumps({"text": "One. Two."}) + "\n" + json.dumps({"text": text}) + "\n")
+    for path, texts in ((page, [text]), (lines, ["One. Two.", text])):
+        result = run_cli(["chunk", str(path), "--max-tokens", "64", "-q"])
+        assert result.returncode == 0, result.stderr[-3000:]
+        records = [json.loads(line) for line in result.stdout.splitlines()]
+        assert sorted({r["doc"] for r in records}) == list(range(len(texts)))
+        for number, want in enumerate(texts):
+            assert "".join(r["text"] for r in records if r["doc"] == number) == want
