@@ -7,6 +7,7 @@ from .components.head_pairs import AttnHeadPairs, make_attn_head_pairs
 from .components.malloc_trim import MallocTrim, make_malloc_trim
 from .components.segmenter import AttnSegmenter, make_attn_segmenter
 from .loading import embedded_model_path, load_pipeline
+from .records import chunks
 
 __version__ = "0.1.0"
 
@@ -16,6 +17,7 @@ __all__ = [
     "AttnSegmenter",
     "CaptureRequest",
     "MallocTrim",
+    "chunks",
     "embedded_model_path",
     "load_pipeline",
     "make_attn_head_pairs",

@@ -4,12 +4,26 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, Dict, Iterable, Iterator, List, Optional, Tuple, cast
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    BinaryIO,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    cast,
+)
 
 import typer
 
 from .errors import Errors, Warnings
-from .scale import Item
+
+if TYPE_CHECKING:  # (spaCy is imported only by the commands that run a pipeline)
+    from .records import Item
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -163,7 +177,7 @@ def _progress(iterable: Iterable[Any], *, quiet: bool) -> Iterable[Any]:
     return cast(Iterable[Any], _bar(quiet, iterable))
 
 
-def _run_partitions(texts: Iterable[Item], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
+def _run_partitions(texts: Iterable["Item"], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
     """The partitions' results in order (``scale.run``), with a progress bar in docs."""
     from .scale import run
 
@@ -179,7 +193,7 @@ def _json_lines(input: str) -> bool:
     return input.lower().endswith(JSON_LINES)
 
 
-def _texts(handle: Input, input: str) -> Iterable[Item]:
+def _texts(handle: Input, input: str) -> Iterable["Item"]:
     """One document per JSON line, with its other fields, from standard input or a
     JSON-lines file; else the whole file as one document (.txt, .md, ...)."""
     if input == "-" or _json_lines(input):

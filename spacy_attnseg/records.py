@@ -2,19 +2,25 @@
 
 One place for the records of ``segment --format jsonl`` (:func:`sentence_record`) and
 ``chunk`` (:func:`chunk_records`), whether the Docs come from ``nlp.pipe`` in one
-process or from the workers of :mod:`spacy_attnseg.scale`.
+process (:func:`pipe_records`, :func:`chunks`) or from the workers of
+:mod:`spacy_attnseg.scale`.
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .errors import Errors
 from .sentences import sentence_end_scores
 from .windows import doc_wordpiece_counts
 
 SEGMENTER = "attn_segmenter"
+RECORDS = ("sentences", "chunks")
+#: An input document: its text, or its text and what came with it (the other fields of
+#: a JSON line), which every record of the document carries as ``"meta"``.
+Item = Union[str, Tuple[str, Dict[str, Any]]]
 
 
 def segments_key(nlp: Language) -> str:
@@ -146,3 +152,45 @@ def chunk_records(
                 }
             )
     return records
+
+
+def pipe_docs(
+    nlp: Language, texts: Iterable[Item], batch_size: int
+) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
+    """``(doc, meta)`` for every item of ``texts``, through ``nlp.pipe``."""
+    pairs = (item if isinstance(item, tuple) else (item, {}) for item in texts)
+    return nlp.pipe(pairs, batch_size=batch_size, as_tuples=True)
+
+
+def pipe_records(
+    nlp: Language, texts: Iterable[Item], kind: str, *, batch_size: int = 8, first: int = 0
+) -> Iterator[Dict[str, Any]]:
+    """The records of every document of ``texts`` (numbered from ``first``): one
+    :func:`sentence_record` each for ``kind="sentences"``, its :func:`chunk_records` for
+    ``"chunks"``; each with ``"meta"`` where its item has any."""
+    if kind not in RECORDS:
+        raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
+    key = segments_key(nlp)
+    sizer = chunk_sizer(nlp) if kind == "chunks" else None
+    for number, (doc, meta) in enumerate(pipe_docs(nlp, texts, batch_size), start=first):
+        records = [sentence_record(doc, key)] if kind == "sentences" else []
+        if kind == "chunks":
+            records = chunk_records(doc, number, key, sizer)
+        for record in records:
+            if meta:
+                record["meta"] = meta
+            yield record
+
+
+def chunks(
+    nlp: Language, texts: Iterable[Item], *, batch_size: int = 8
+) -> Iterator[Dict[str, Any]]:
+    """Topic chunks for retrieval: the records that ``python -m spacy_attnseg chunk``
+    writes, ``{"doc", "chunk", "text", "start", "end", "n_tokens", "n_sents", "score"}``
+    (and ``"meta"``), for ``texts`` (strings, or ``(text, meta)`` pairs with a dict of
+    what to carry along). The chunks of a document join to its text, and each holds at
+    most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
+    than that. ``nlp`` needs an ``attn_segmenter`` with topic segments (E016)."""
+    if not segments_key(nlp):
+        raise ValueError(Errors.E016.format(pipe_names=nlp.pipe_names))
+    return pipe_records(nlp, texts, "chunks", batch_size=batch_size)

@@ -17,17 +17,27 @@ cluster of ``workers`` processes with one thread each, or the scheduler at ``add
 import json
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    Union,
+)
 
 from .errors import Errors
+
+if TYPE_CHECKING:  # records imports spaCy, which a worker loads only with the pipeline
+    from .records import Item
 
 OUTPUTS = ("docbin", "sentences", "chunks")
 ENGINES = ("", "dask")
 Result = Union[bytes, List[str]]
-#: An input document: its text, or its text and what came with it (the other fields of
-#: a JSON line), which every record of the document carries as ``"meta"`` (a Doc of the
-#: ``"docbin"`` output, as ``doc.user_data["meta"]``, where lists read back as tuples).
-Item = Union[str, Tuple[str, Dict[str, Any]]]
 #: The environment of a local cluster's worker processes (Dask's nanny
 #: ``pre-spawn-environ``): one OpenMP/BLAS thread each, as Dask sets it, and glibc's own
 #: malloc trimming instead of Dask's MALLOC_TRIM_THRESHOLD_=65536.
@@ -78,39 +88,27 @@ def job_pipeline(job: Job) -> Any:
     return _PIPELINES[key]
 
 
-def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
+def process_partition(job: Job, texts: List["Item"], first: int = 0) -> Result:
     """Run the job's pipeline over ``texts`` (documents ``first``, ``first + 1``, ...
     of the input) and return what ``job.output`` asks for."""
     from spacy.tokens import DocBin
 
-    from .records import chunk_records, chunk_sizer, segments_key, sentence_record
+    from .records import pipe_docs, pipe_records
 
     nlp = job_pipeline(job)
-    pairs = [item if isinstance(item, tuple) else (item, {}) for item in texts]
-    docs = nlp.pipe(pairs, batch_size=job.batch_size, as_tuples=True)
     if job.output == "docbin":
+        # an item's meta as doc.user_data["meta"] (where lists read back as tuples)
         out = DocBin(store_user_data=True)
-        for doc, meta in docs:
+        for doc, meta in pipe_docs(nlp, texts, job.batch_size):
             if meta:
                 doc.user_data["meta"] = meta
             out.add(doc)
         return bytes(out.to_bytes())
-    key = segments_key(nlp)
-    sizer = chunk_sizer(nlp)
-    lines: List[str] = []
-    for number, (doc, meta) in enumerate(docs, start=first):
-        if job.output == "sentences":
-            records = [sentence_record(doc, key)]
-        else:
-            records = chunk_records(doc, number, key, sizer)
-        for record in records:
-            if meta:
-                record["meta"] = meta
-            lines.append(json.dumps(record, ensure_ascii=False))
-    return lines
+    records = pipe_records(nlp, texts, job.output, batch_size=job.batch_size, first=first)
+    return [json.dumps(record, ensure_ascii=False) for record in records]
 
 
-def partitions(texts: Iterable[Item], size: int) -> Iterator[Tuple[int, List[Item]]]:
+def partitions(texts: Iterable["Item"], size: int) -> Iterator[Tuple[int, List["Item"]]]:
     """``(first, texts)`` of consecutive partitions of ``size`` texts (the last may be
     shorter), read lazily."""
     iterator = iter(texts)
@@ -129,7 +127,7 @@ def partition_size(size: int, batch_size: int) -> int:
 
 
 def run(
-    texts: Iterable[Item],
+    texts: Iterable["Item"],
     job: Job,
     *,
     engine: str = "",
@@ -159,7 +157,7 @@ def run(
 
 
 def _run_dask(
-    parts: Iterator[Tuple[int, List[Item]]],
+    parts: Iterator[Tuple[int, List["Item"]]],
     job: Job,
     *,
     workers: int,

@@ -10,6 +10,7 @@ from typing import Any, Dict, List
 
 import numpy
 import pytest
+import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -524,6 +525,28 @@ def test_chunk_cli(tmp_path: Any) -> None:
     assert [r["doc"] for r in records] == [0, 2, 3]  # (the empty text has no chunk)
     assert [r["score"] for r in records] == [0.0, 0.0, 0.0]
     assert records[-1]["text"] == blob and records[-1]["n_tokens"] == n_blob
+
+
+def test_chunks_in_python() -> None:
+    """``spacy_attnseg.chunks`` gives the chunk records in Python: they join to each text,
+    hold at most ``max_tokens`` wordpieces as the model's tokenizer counts their text, and
+    carry a pair's meta; a pipeline without topic segments is refused (E016)."""
+    import spacy_attnseg
+
+    nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 48})
+    texts = [" ".join(PIECES), "One short text."]
+    records = list(spacy_attnseg.chunks(nlp, [(texts[0], {"id": "p"}), texts[1]]))
+    tokenizer = minilm_tokenizer()
+    for number, text in enumerate(texts):
+        mine = [r for r in records if r["doc"] == number]
+        assert "".join(r["text"] for r in mine) == text
+        for r in mine:
+            assert r["n_tokens"] == len(tokenizer.tokenize(r["text"])) <= 48
+            assert r.get("meta") == ({"id": "p"} if number == 0 else None)
+    assert len([r for r in records if r["doc"] == 0]) >= 3
+    bare = spacy.blank("en")
+    with pytest.raises(ValueError, match=r"\[E016\]"):
+        spacy_attnseg.chunks(bare, texts)
 
 
 @settings(max_examples=40, deadline=None)
