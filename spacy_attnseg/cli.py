@@ -5,7 +5,6 @@ import re
 import sys
 from pathlib import Path
 from typing import (
-    TYPE_CHECKING,
     Annotated,
     Any,
     BinaryIO,
@@ -21,9 +20,7 @@ from typing import (
 import typer
 
 from .errors import Errors, Warnings
-
-if TYPE_CHECKING:  # (spaCy is imported only by the commands that run a pipeline)
-    from .records import Item
+from .records import Item, segments_key
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -177,7 +174,7 @@ def _progress(iterable: Iterable[Any], *, quiet: bool) -> Iterable[Any]:
     return cast(Iterable[Any], _bar(quiet, iterable))
 
 
-def _run_partitions(texts: Iterable["Item"], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
+def _run_partitions(texts: Iterable[Item], job: Any, quiet: bool, **engine: Any) -> Iterator[Any]:
     """The partitions' results in order (``scale.run``), with a progress bar in docs."""
     from .scale import run
 
@@ -193,7 +190,7 @@ def _json_lines(input: str) -> bool:
     return input.lower().endswith(JSON_LINES)
 
 
-def _texts(handle: Input, input: str) -> Iterable["Item"]:
+def _texts(handle: Input, input: str) -> Iterable[Item]:
     """One document per JSON line, with its other fields, from standard input or a
     JSON-lines file; else the whole file as one document (.txt, .md, ...)."""
     if input == "-" or _json_lines(input):
@@ -334,7 +331,6 @@ def chunk_cli(
     the input text back. --engine dask runs the partitions on a Dask cluster,
     with the same results.
     """
-    from .records import segments_key
     from .scale import Job, job_pipeline
 
     options = _engine_options(engine, workers, scheduler, partition_size)
@@ -461,7 +457,6 @@ def view_cli(
     attn_head_pairs on every layer and head of it."""
     from .families import n_layers_heads
     from .loading import load_pipeline
-    from .records import segments_key
     from .view import head_view_html
 
     if max_pairs < 1:

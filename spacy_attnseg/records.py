@@ -173,8 +173,9 @@ def pipe_records(
     key = segments_key(nlp)
     sizer = chunk_sizer(nlp) if kind == "chunks" else None
     for number, (doc, meta) in enumerate(pipe_docs(nlp, texts, batch_size), start=first):
-        records = [sentence_record(doc, key)] if kind == "sentences" else []
-        if kind == "chunks":
+        if kind == "sentences":
+            records = [sentence_record(doc, key)]
+        else:
             records = chunk_records(doc, number, key, sizer)
         for record in records:
             if meta:

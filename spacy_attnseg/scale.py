@@ -17,23 +17,10 @@ cluster of ``workers`` processes with one thread each, or the scheduler at ``add
 import json
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Iterable,
-    Iterator,
-    List,
-    Optional,
-    Tuple,
-    Union,
-)
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .errors import Errors
-
-if TYPE_CHECKING:  # records imports spaCy, which a worker loads only with the pipeline
-    from .records import Item
+from .records import Item, pipe_docs, pipe_records
 
 OUTPUTS = ("docbin", "sentences", "chunks")
 ENGINES = ("", "dask")
@@ -88,12 +75,10 @@ def job_pipeline(job: Job) -> Any:
     return _PIPELINES[key]
 
 
-def process_partition(job: Job, texts: List["Item"], first: int = 0) -> Result:
+def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
     """Run the job's pipeline over ``texts`` (documents ``first``, ``first + 1``, ...
     of the input) and return what ``job.output`` asks for."""
     from spacy.tokens import DocBin
-
-    from .records import pipe_docs, pipe_records
 
     nlp = job_pipeline(job)
     if job.output == "docbin":
@@ -108,7 +93,7 @@ def process_partition(job: Job, texts: List["Item"], first: int = 0) -> Result:
     return [json.dumps(record, ensure_ascii=False) for record in records]
 
 
-def partitions(texts: Iterable["Item"], size: int) -> Iterator[Tuple[int, List["Item"]]]:
+def partitions(texts: Iterable[Item], size: int) -> Iterator[Tuple[int, List[Item]]]:
     """``(first, texts)`` of consecutive partitions of ``size`` texts (the last may be
     shorter), read lazily."""
     iterator = iter(texts)
@@ -127,7 +112,7 @@ def partition_size(size: int, batch_size: int) -> int:
 
 
 def run(
-    texts: Iterable["Item"],
+    texts: Iterable[Item],
     job: Job,
     *,
     engine: str = "",
@@ -157,7 +142,7 @@ def run(
 
 
 def _run_dask(
-    parts: Iterator[Tuple[int, List["Item"]]],
+    parts: Iterator[Tuple[int, List[Item]]],
     job: Job,
     *,
     workers: int,
