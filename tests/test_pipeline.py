@@ -347,6 +347,7 @@ def test_error_no_transformer() -> None:
         spacy.blank("en").add_pipe("attn_segmenter", config={"transformer": "trf"})
 
 
+@pytest.mark.filterwarnings(r"ignore:\[W002\]")  # (an uncalibrated tiny model)
 def test_error_transformer_after_component(tiny_model_dir: Any) -> None:
     nlp = transformer_only_nlp(tiny_model_dir("bert"))
     nlp.add_pipe("attn_segmenter", first=True)
@@ -375,6 +376,7 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"segment_scale": "log"}, "E028"),
     ],
 )
+@pytest.mark.filterwarnings(r"ignore:\[W002\]")  # (an uncalibrated tiny model)
 def test_config_errors_at_construction(
     config: Dict[str, Any], code: str, tiny_model_dir: Any
 ) -> None:
