@@ -1,0 +1,61 @@
+"""The README's Python examples run as written, against the installed package, and print
+what the README says they print."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from typing import Any, Dict, List
+
+import pytest
+from conftest import REPO, SAMPLE_TXT
+
+README = REPO / "README.md"
+BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def block_with(marker: str) -> str:
+    """The one README Python block that contains ``marker``."""
+    found = [b for b in BLOCK.findall(README.read_text(encoding="utf8")) if marker in b]
+    assert len(found) == 1, (marker, len(found))
+    return found[0]
+
+
+def run_blocks(blocks: List[str], namespace: Dict[str, Any]) -> List[str]:
+    """Run ``blocks`` one after another in ``namespace`` (from the repository's root, as
+    a reader runs them) and return the lines they print."""
+    out = io.StringIO()
+    here = os.getcwd()
+    os.chdir(REPO)
+    try:
+        with contextlib.redirect_stdout(out):
+            for code in blocks:
+                exec(compile(code, str(README), "exec"), namespace)
+    finally:
+        os.chdir(here)
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_quickstart_segments_and_chunks_run_as_written() -> None:
+    """Quickstart, then the topic-segment loop and the chunk example on the sample text,
+    then malloc_trim: the first line is the two sentences the Quickstart shows."""
+    quickstart = block_with("nlp = load_pipeline()      # configs/default.cfg")
+    segments = block_with('for span, score in zip(doc.spans["attn_segments"]')
+    chunks = block_with("spacy_attnseg.chunks(nlp,")
+    trim = block_with('nlp.add_pipe("malloc_trim", last=True)')
+    text = SAMPLE_TXT.read_text(encoding="utf8")
+    namespace: Dict[str, Any] = {"text": text, "other_text": "A second text. It is short."}
+    lines = run_blocks([quickstart, segments, chunks, trim], namespace)
+    assert lines[0] == str(
+        ["The company moved to Wooster, Ohio.", "In the early 1920s it changed to a new regime."]
+    )
+    # the unpunctuated example is split into more than one sentence
+    assert lines[2].startswith("['we landed at noon") and lines[2].count("', '") >= 1
+    segment_lines = [line for line in lines if re.match(r"^\s*\d+\.\d\d  ", line)]
+    assert len(segment_lines) == len(namespace["doc"].spans["attn_segments"]) >= 2
+    chunk_lines = [line for line in lines if re.match(r"^[01] \d+ ", line)]
+    assert chunk_lines and chunk_lines[-1].startswith("1 ")  # the second text's chunk
+    assert "malloc_trim" in namespace["nlp"].pipe_names
