@@ -59,3 +59,37 @@ def test_quickstart_segments_and_chunks_run_as_written() -> None:
     chunk_lines = [line for line in lines if re.match(r"^[01] \d+ ", line)]
     assert chunk_lines and chunk_lines[-1].startswith("1 ")  # the second text's chunk
     assert "malloc_trim" in namespace["nlp"].pipe_names
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Any) -> List[str]:
+    text = path.read_text(encoding="utf8")
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    return [slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, re.M)]
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/results.md"])
+def test_links_resolve(page: str) -> None:
+    """Every relative link of the page names a file of the repository, and every
+    #anchor a heading of its page."""
+    path = REPO / page
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf8"), flags=re.S)
+    checked = 0
+    for target in LINK.findall(text):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        file, _, anchor = target.partition("#")
+        linked = (path.parent / file).resolve() if file else path
+        assert linked.exists(), (page, target)
+        if anchor:
+            assert anchor in anchors(linked), (page, target)
+        checked += 1
+    assert checked >= 10
