@@ -205,6 +205,10 @@ class Errors:
         "[E117] Cannot open the input {path}: {reason}. Give a readable file, or - to read "
         "standard input."
     )
+    E118 = (
+        "[E118] chunks() takes an iterable of texts (or of (text, meta) pairs), not one "
+        "string, which it would read as one document per character: pass [text]."
+    )
 
 
 class Warnings:

@@ -192,6 +192,8 @@ def chunks(
     what to carry along). The chunks of a document join to its text, and each holds at
     most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
     than that. ``nlp`` needs an ``attn_segmenter`` with topic segments (E016)."""
+    if isinstance(texts, str):
+        raise TypeError(Errors.E118)
     if not segments_key(nlp):
         raise ValueError(Errors.E016.format(pipe_names=nlp.pipe_names))
     return pipe_records(nlp, texts, "chunks", batch_size=batch_size)

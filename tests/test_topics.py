@@ -547,6 +547,8 @@ def test_chunks_in_python() -> None:
     bare = spacy.blank("en")
     with pytest.raises(ValueError, match=r"\[E016\]"):
         spacy_attnseg.chunks(bare, texts)
+    with pytest.raises(TypeError, match=r"\[E118\]"):
+        spacy_attnseg.chunks(nlp, texts[1])
 
 
 @settings(max_examples=40, deadline=None)
