@@ -509,15 +509,21 @@ def join_list_markers(
 
     A start after a whitespace token stays. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
+    if not len(out):
+        return out
     classes = classes or token_classes(doc)
     space = classes.space
-    found = numpy.flatnonzero(out).tolist()
-    for a, b in itertools.pairwise(found):
+
+    def sentence_starts() -> List[int]:
+        # the first token starts the Doc's first sentence, marked or not
+        return [0] + [i for i in numpy.flatnonzero(out).tolist() if i > 0]
+
+    for a, b in itertools.pairwise(sentence_starts()):
         if not space[b - 1] and _marker(doc, a, b, space) is not None:
             out[b] = 0
     final: Optional[numpy.ndarray] = None  # (follows_final, read once a marker ends one)
-    found = numpy.flatnonzero(out).tolist()
-    first = found[0] if found else 0  # the start of the sentence before b
+    found = sentence_starts()
+    first = 0  # the start of the sentence before b
     for b in found[1:]:
         start = b
         # a marker ends in "." or ")", and its item is at most 4 characters long

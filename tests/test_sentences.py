@@ -9,7 +9,7 @@ from typing import Any, Dict
 import numpy
 import pytest
 import spacy
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg.sentences import (
@@ -525,11 +525,36 @@ def test_unmarked_starts_counts_a_quote_after_a_full_stop() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     which=st.integers(0, len(LAYOUT_TEXTS) + len(MARKER_ENDS_CASES)),
+    marked=st.sets(st.integers(1, 79), max_size=10),
+)
+@example(which=5, marked={6, 12})  # "Steps:\n1.) Open it\n2.) Stir it", items' first words
+def test_join_list_markers_does_not_depend_on_the_first_token_being_marked(
+    which: int, marked: set
+) -> None:
+    """The first token starts the Doc's first sentence whether or not ``starts`` marks
+    it, so the list-marker rule decides every later start the same either way."""
+    texts = LAYOUT_TEXTS + [EDITED] + [case[0] for case in MARKER_ENDS_CASES]
+    doc = spacy.blank("en")(texts[which])
+    starts = numpy.zeros(len(doc), dtype="int32")
+    starts[[i for i in marked if i < len(doc)]] = 1
+    unmarked = join_list_markers(doc, starts)
+    starts[0] = 1
+    assert unmarked[1:].tolist() == join_list_markers(doc, starts)[1:].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    which=st.integers(0, len(LAYOUT_TEXTS) + len(MARKER_ENDS_CASES)),
     marked_p=st.sampled_from([0.0, 0.95]),
     values=st.dictionaries(st.integers(0, 79), st.floats(0.0, 1.0, width=32), max_size=8),
     threshold=st.sampled_from([0.1, 0.25, 0.5]),
     unmarked=st.sampled_from([0.3, 0.6, 0.9]),
     paragraph_breaks=st.booleans(),
+)
+# "Steps:\n1.) Open it\n2.) Stir it" with the first token under the higher threshold only:
+# the list-marker rule skipped the first marked start when the first token was unmarked
+@example(
+    which=5, marked_p=0.95, values={0: 0.5}, threshold=0.1, unmarked=0.6, paragraph_breaks=False
 )
 def test_unmarked_starts_lie_between_the_two_thresholds(
     which: int,
