@@ -20,7 +20,7 @@ from typing import (
 import typer
 
 from .errors import Errors, Warnings
-from .records import Item, segments_key
+from .records import Item, segments_key, with_meta
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -416,12 +416,10 @@ def _print_pairs(
     pairs = doc._.head_pairs
     anchors = doc._.head_anchors
     if format == "jsonl":
-        extra = {"meta": meta} if meta else {}
-        for record in pairs.to_records(doc):
-            typer.echo(json.dumps({"doc": number, **record, **extra}, ensure_ascii=False))
-        for anchor in anchors:
-            record = {"doc": number, "anchor": anchor.to_dict(), **extra}
-            typer.echo(json.dumps(record, ensure_ascii=False))
+        records = [{"doc": number, **record} for record in pairs.to_records(doc)]
+        records += [{"doc": number, "anchor": anchor.to_dict()} for anchor in anchors]
+        for record in records:
+            typer.echo(json.dumps(with_meta(record, meta), ensure_ascii=False))
         return
     if several:
         typer.echo(f"# Document {number}")

@@ -154,6 +154,11 @@ def chunk_records(
     return records
 
 
+def with_meta(record: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
+    """``record`` with ``"meta"`` last, where its document's item has any."""
+    return {**record, "meta": meta} if meta else record
+
+
 def pipe_docs(
     nlp: Language, texts: Iterable[Item], batch_size: int
 ) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
@@ -178,9 +183,7 @@ def pipe_records(
         else:
             records = chunk_records(doc, number, key, sizer)
         for record in records:
-            if meta:
-                record["meta"] = meta
-            yield record
+            yield with_meta(record, meta)
 
 
 def chunks(

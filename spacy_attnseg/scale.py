@@ -20,9 +20,9 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .errors import Errors
-from .records import Item, pipe_docs, pipe_records
+from .records import RECORDS, Item, pipe_docs, pipe_records
 
-OUTPUTS = ("docbin", "sentences", "chunks")
+OUTPUTS = ("docbin", *RECORDS)
 ENGINES = ("", "dask")
 Result = Union[bytes, List[str]]
 #: The environment of a local cluster's worker processes (Dask's nanny

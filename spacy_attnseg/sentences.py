@@ -493,6 +493,11 @@ def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]
     return set()
 
 
+def _later_starts(starts: numpy.ndarray) -> List[int]:
+    """The marked starts after the first token."""
+    return (numpy.flatnonzero(starts[1:]) + 1).tolist()
+
+
 def join_list_markers(
     doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
 ) -> numpy.ndarray:
@@ -514,17 +519,13 @@ def join_list_markers(
     classes = classes or token_classes(doc)
     space = classes.space
 
-    def sentence_starts() -> List[int]:
-        # the first token starts the Doc's first sentence, marked or not
-        return [0] + [i for i in numpy.flatnonzero(out).tolist() if i > 0]
-
-    for a, b in itertools.pairwise(sentence_starts()):
+    # the first token starts the Doc's first sentence, marked or not
+    for a, b in itertools.pairwise([0, *_later_starts(out)]):
         if not space[b - 1] and _marker(doc, a, b, space) is not None:
             out[b] = 0
     final: Optional[numpy.ndarray] = None  # (follows_final, read once a marker ends one)
-    found = sentence_starts()
     first = 0  # the start of the sentence before b
-    for b in found[1:]:
+    for b in _later_starts(out):
         start = b
         # a marker ends in "." or ")", and its item is at most 4 characters long
         last = doc[b - 1].text

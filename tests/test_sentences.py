@@ -544,17 +544,12 @@ def test_join_list_markers_does_not_depend_on_the_first_token_being_marked(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    which=st.integers(0, len(LAYOUT_TEXTS) + len(MARKER_ENDS_CASES)),
+    which=st.integers(0, len(LAYOUT_TEXTS)),
     marked_p=st.sampled_from([0.0, 0.95]),
     values=st.dictionaries(st.integers(0, 79), st.floats(0.0, 1.0, width=32), max_size=8),
     threshold=st.sampled_from([0.1, 0.25, 0.5]),
     unmarked=st.sampled_from([0.3, 0.6, 0.9]),
     paragraph_breaks=st.booleans(),
-)
-# "Steps:\n1.) Open it\n2.) Stir it" with the first token under the higher threshold only:
-# the list-marker rule skipped the first marked start when the first token was unmarked
-@example(
-    which=5, marked_p=0.95, values={0: 0.5}, threshold=0.1, unmarked=0.6, paragraph_breaks=False
 )
 def test_unmarked_starts_lie_between_the_two_thresholds(
     which: int,
@@ -566,8 +561,14 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
 ) -> None:
     """Every start that ``threshold_unmarked`` alone makes is kept, and none is added to
     those that ``threshold`` makes. (Likely starts after final punctuation and a few
-    others elsewhere: the documents where the rule applies.)"""
-    texts = LAYOUT_TEXTS + [EDITED] + [case[0] for case in MARKER_ENDS_CASES]
+    others elsewhere: the documents where the rule applies.)
+
+    Not on lists run together on one line (``MARKER_ENDS_CASES``): there the list-marker
+    rule reads the sentence around each marker, so a start more or fewer elsewhere can
+    change it, and no order between the two thresholds' layouts holds ("1. Buy milk 2.
+    Buy tea 3. Go" with a start at "milk" under the lower threshold only keeps "2." with
+    "milk"). ``test_join_list_markers_*`` cover those texts."""
+    texts = LAYOUT_TEXTS + [EDITED]
     doc = spacy.blank("en")(texts[which])
     probs = numpy.where(follows_final(doc), marked_p, 0.0).astype("float32")
     for i, value in values.items():
