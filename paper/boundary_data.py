@@ -10,6 +10,10 @@ evaluated on, and a path that looks like a test split is refused):
   training part. Both parts appear twice: as written ("raw") and in the "no punctuation"
   variant of ``paper.evaluation`` (every sentence's final ``.``/``!``/``?`` run
   removed and the sentence lowercased; gold starts recomputed).
+* **UD English EWT train** (``--ewt-train``, optional; the shipped recipe uses it): every
+  document joins the training part, in both variants. It is read after the dev split and
+  draws nothing from the split's generator, so the held-out dev part and the WikiText
+  documents are the same with or without it.
 * **WikiText-2 test** (Wikipedia prose), for training only. It has no sentence annotation,
   so labels come from a rule splitter on the punctuated text: WikiText's tokenized
   spacing is undone (``" @-@ "`` -> ``-``, no space before ``, . ; :`` and so on), each
@@ -144,14 +148,17 @@ def build(
     wiki_raw_fraction: float,
     seed: int,
     short_share: float = 0.0,
+    ewt_train: Path | None = None,
 ) -> Dict[str, Dict[str, int]]:
     """Write ``train.spacy``, ``dev.spacy`` and ``stats.json`` to ``out_dir`` and return
     the statistics (documents, sentences and words of every part). ``wikitext=None`` or
     ``wiki_words=0``: EWT only. ``short_share`` > 0 adds :func:`short_documents` of the
     EWT training part, as written (drawn with their own generator, so the other parts
-    stay as they are). A path to EWT whose name says "test" is refused."""
-    if "test" in ewt.name.lower():
-        raise ValueError(f"refusing to train on {ewt}: the evaluation uses EWT test")
+    stay as they are). ``ewt_train``: a treebank whose every document joins the EWT
+    training part. A path to EWT whose name says "test" is refused."""
+    for path in (ewt, ewt_train):
+        if path is not None and "test" in path.name.lower():
+            raise ValueError(f"refusing to train on {path}: the evaluation uses EWT test")
     rng = random.Random(seed)
     ewt_docs = read_conllu_documents(ewt)
     order = list(range(len(ewt_docs)))
@@ -160,6 +167,8 @@ def build(
     dev_ids, train_ids = set(order[:n_dev]), order[n_dev:]
     parts: Dict[str, List[GoldDocument]] = {}
     parts["ewt_train_raw"] = [ewt_docs[i] for i in sorted(train_ids)]
+    if ewt_train is not None:
+        parts["ewt_train_raw"] += read_conllu_documents(ewt_train)
     parts["ewt_train_nopunct"] = [
         join_sentences(no_punct(d.sentences())) for d in parts["ewt_train_raw"]
     ]
@@ -198,6 +207,7 @@ def build(
     stats["dev"] = describe(dev)
     settings = {
         "ewt": str(ewt),
+        **({"ewt_train": str(ewt_train)} if ewt_train is not None else {}),
         "wikitext": None if wikitext is None else str(wikitext),
         "wiki_splitter": WIKI_SPLITTER,
         "dev_fraction": dev_fraction,

@@ -25,6 +25,12 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument(
         "--ewt", type=Path, default=Path("data/UD_English-EWT/en_ewt-ud-dev.conllu")
     )
+    parser.add_argument(
+        "--ewt-train",
+        type=Path,
+        default=None,
+        help="a treebank (UD English EWT train) whose every document is training data",
+    )
     parser.add_argument("--wikitext", type=Path, default=Path("data/wikitext-2/wiki.test.raw"))
     parser.add_argument("--no-wikitext", action="store_true", help="EWT dev only")
     parser.add_argument("--dev-fraction", type=float, default=0.2)
@@ -60,6 +66,7 @@ def main(argv: List[str] | None = None) -> int:
             wiki_raw_fraction=args.wiki_raw_fraction,
             seed=args.seed,
             short_share=args.short_share,
+            ewt_train=args.ewt_train,
         )
     except ValueError as error:
         parser.error(str(error))

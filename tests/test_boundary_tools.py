@@ -100,6 +100,56 @@ def test_short_documents_are_runs_of_consecutive_sentences(tmp_path: Path) -> No
     assert more["train"]["docs"] == plain["train"]["docs"] + more["ewt_train_short"]["docs"]
 
 
+def test_a_train_treebank_joins_the_training_part_only(tmp_path: Path) -> None:
+    """Every document of ``ewt_train`` is training data, in both variants; the held-out
+    dev part and the WikiText documents are the same as without it."""
+    _first_documents(EWT_DEV, 10, tmp_path / "ewt-dev.conllu")
+    # another treebank's documents: here the last three of EWT dev, none of the ten above
+    blocks = EWT_DEV.read_text(encoding="utf8").split("# newdoc")[-3:]
+    (tmp_path / "ewt-train.conllu").write_text(
+        "".join("# newdoc" + b for b in blocks), encoding="utf8"
+    )
+    extra = [re.findall(r"^# text = (.*)$", b, flags=re.M) for b in blocks]
+    wiki = dict(wikitext=WIKITEXT, wiki_words=400)
+    plain = _build(tmp_path / "a", tmp_path / "ewt-dev.conllu", **wiki)
+    more = build(
+        tmp_path / "b" / "out",
+        ewt=tmp_path / "ewt-dev.conllu",
+        ewt_train=tmp_path / "ewt-train.conllu",
+        dev_fraction=0.2,
+        seed=0,
+        wiki_min_words=40,
+        wiki_max_words=120,
+        wiki_raw_fraction=0.5,
+        **wiki,
+    )
+    assert (tmp_path / "a" / "out" / "dev.spacy").read_bytes() == (
+        tmp_path / "b" / "out" / "dev.spacy"
+    ).read_bytes()
+    for part in ("ewt_dev_raw", "ewt_dev_nopunct", "wiki_raw", "wiki_nopunct"):
+        assert more[part] == plain[part]
+    for part in ("ewt_train_raw", "ewt_train_nopunct"):
+        assert more[part]["docs"] == plain[part]["docs"] + 3
+    vocab = Language().vocab
+    train = list(DocBin().from_disk(tmp_path / "b" / "out" / "train.spacy").get_docs(vocab))
+    sentences = [_sentences(doc) for doc in train]
+    # each added document is there as written, sentence for sentence
+    assert all(doc in sentences for doc in extra)
+    with pytest.raises(ValueError, match="EWT test"):
+        build(
+            tmp_path / "c",
+            ewt=tmp_path / "ewt-dev.conllu",
+            ewt_train=EWT_DEV.with_name("en_ewt-ud-test.conllu"),
+            dev_fraction=0.2,
+            seed=0,
+            wikitext=None,
+            wiki_words=0,
+            wiki_min_words=40,
+            wiki_max_words=120,
+            wiki_raw_fraction=0.5,
+        )
+
+
 def test_boundary_data_refuses_the_test_split(tmp_path: Path) -> None:
     _first_documents(EWT_DEV, 2, tmp_path / "en_ewt-ud-test.conllu")
     with pytest.raises(ValueError, match="EWT test"):
