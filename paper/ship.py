@@ -170,9 +170,18 @@ def model_card(
         f"- Thresholds on P(sentence start), chosen on the held-out EWT dev part: "
         f"{meta['threshold']} for text with sentence-final punctuation, "
         f"{meta['threshold_no_punct']} for text without (under 1% of the tokens are . ! ?);",
-        f"  {meta.get('threshold_unmarked') or meta['threshold']} for a start without final "
-        "punctuation before it in text whose",
-        "  sentences mostly have it (`sentences.unmarked_starts`).",
+        *(
+            [
+                f"  {meta['threshold_unmarked']} for a start without final punctuation before "
+                "it in text whose",
+                "  sentences mostly have it (`sentences.unmarked_starts`).",
+            ]
+            if meta.get("threshold_unmarked") is not None
+            else [
+                "  no stricter threshold for a start without final punctuation before it",
+                "  (`sentences.unmarked_starts`): on the dev part none scored better.",
+            ]
+        ),
         "- Layout rules on top (`sentences.layout_starts`): a blank line ends a sentence;",
         "  no sentence starts on whitespace, closing punctuation or a footnote marker after",
         '  final punctuation (`"in 1805. [6] An"`: `[6]` ends the first sentence).',
@@ -184,18 +193,27 @@ def model_card(
     ]
     for name, row in parts.items():
         lines.append(f"| {name} | {row['docs']} | {row['sentences']} | {row['words']} |")
+    settings = data.get("settings", {})
+    treebank = "train and dev" if settings.get("ewt_train") else "dev"
     lines += [
         "",
-        "- UD English EWT v2.15 dev (web text: blogs, reviews, e-mail, answers), CC BY-SA 4.0",
-        "  (`data/UD_English-EWT/LICENSE.txt`); 20% of its documents held out for model",
-        "  selection and thresholds.",
+        _wrap(
+            f"- UD English EWT v2.16 {treebank} (web text: blogs, reviews, e-mail, answers), "
+            "CC BY-SA 4.0 (`data/UD_English-EWT/LICENSE.txt`); 20% of the dev documents "
+            "held out for model selection and thresholds"
+            + (
+                ", the rest and every train document in `ewt_train_*`."
+                if settings.get("ewt_train")
+                else "."
+            )
+        ),
         "- WikiText-2 test (Wikipedia), CC BY-SA 3.0 (`data/wikitext-2/README.md`);",
         "  sentence labels from NLTK Punkt on the punctuated text.",
         "- Both as written and without sentence-final punctuation, lowercased",
         "  (`scripts/make_boundary_data.py`). The weights are derived from CC BY-SA data:",
         "  share them under the same terms.",
     ]
-    short_share = data.get("settings", {}).get("short_share")
+    short_share = settings.get("short_share")
     if short_share:
         lines.append(
             _wrap(
@@ -214,7 +232,7 @@ def model_card(
         f"{dev.get('punct', '-')} on documents with sentence-final punctuation"
         + (
             f" ({dev['punct_unmarked']} with the unmarked-start threshold), "
-            if "punct_unmarked" in dev
+            if "punct_unmarked" in dev and meta.get("threshold_unmarked") is not None
             else ", "
         )
         + f"{dev.get('no_punct', '-')} on those without.",
