@@ -434,10 +434,11 @@ def line_rules(
     doc: Doc, starts: numpy.ndarray, classes: TokenClasses, *, paragraph_breaks: bool
 ) -> numpy.ndarray:
     """The rules that come after the starts are placed (``layout_starts`` and
-    ``decide_starts``): with ``paragraph_breaks``, ``lines_end_sentences``; then
-    ``join_list_markers``."""
+    ``decide_starts``): with ``paragraph_breaks``, ``lines_end_sentences`` and
+    ``list_lines_start_sentences``; then ``join_list_markers``."""
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
+        starts = list_lines_start_sentences(doc, starts, classes)
     return join_list_markers(doc, starts, classes)
 
 
@@ -493,6 +494,56 @@ def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]
         if marker is not None:
             return marker.numbers
     return set()
+
+
+# a bullet that opens a list item when a space follows it at the start of a line
+# (Markdown's "-", "*" and "+" among them)
+LINE_BULLETS = BULLETS | frozenset("-*+–")
+# a text holds a list when at least this many of its lines open with a marker or a bullet
+MIN_LIST_LINES = 2
+
+
+def line_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> List[int]:
+    """The first token of every line that holds text: the Doc's first text token and each
+    text token right after a whitespace token with a line break."""
+    space = (classes or token_classes(doc)).space
+    text = numpy.flatnonzero(~space).tolist()
+    return [
+        i
+        for k, i in enumerate(text)
+        if k == 0 or (space[i - 1] and LINE_BREAK.search(doc[i - 1].text))
+    ]
+
+
+def opens_item(doc: Doc, i: int, space: numpy.ndarray) -> bool:
+    """Whether ``doc[i:]`` opens with a list marker (``LIST_MARKER``) or a bullet from
+    ``LINE_BULLETS``, followed by whitespace."""
+
+    def spaced(end: int) -> bool:  # whitespace after doc[:end]
+        return bool(doc[end - 1].whitespace_) or (end < len(doc) and bool(space[end]))
+
+    if doc[i].text in LINE_BULLETS and spaced(i + 1):
+        return True
+    return any(
+        spaced(end) and _marker(doc, i, end, space) is not None
+        for end in range(i + 1, min(i + MARKER_TOKENS, len(doc)) + 1)
+    )
+
+
+def list_lines_start_sentences(
+    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) with a start on every line that
+    opens a list item (``opens_item``: ``"- Open the valve"``, ``"2.) Record"``,
+    ``"• 10. Sign"``), where the text has at least ``MIN_LIST_LINES`` such lines: an
+    item is at least a sentence, with or without final punctuation. Returns a new array
+    of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    space = (classes or token_classes(doc)).space
+    items = [i for i in line_starts(doc, classes) if opens_item(doc, i, space)]
+    if len(items) >= MIN_LIST_LINES:
+        out[items] = 1
+    return out
 
 
 def _later_starts(starts: numpy.ndarray) -> List[int]:

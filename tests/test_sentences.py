@@ -271,6 +271,40 @@ def test_unwrapped_lines_need_a_smaller_share() -> None:
     assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
 
 
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["- open the valve", "- record the pressure", "- close the valve"],
+        ["* open the valve", "* record the pressure"],
+        ["1.) open the valve", "2.) record the pressure", "3.) close the valve"],
+        ["• 9. open the valve", "• 10. record the pressure"],
+        ["(a) open the valve", "(b) record the pressure"],
+        ["iv. open the valve", "v.\trecord the pressure"],
+    ],
+)
+def test_list_lines_start_sentences(items: list[str]) -> None:
+    """Lines that open with a bullet or a list marker, two or more of them, each start a
+    sentence (on the marker), with no start predicted anywhere; the line before the list
+    keeps its sentence, and a text with one such line is left as it was."""
+    nlp = spacy.blank("en")
+    doc = nlp("steps to follow\n" + "\n".join(items) + "\nthen sign the log")
+    none = numpy.zeros(len(doc), dtype="int32")
+    starts = layout_starts(doc, none, paragraph_breaks=True)
+    sentences = [doc[a:b].text.strip() for a, b in zip(*_bounds(starts, len(doc)), strict=True)]
+    # the item's sentence runs to the next item, the last one takes the line after it
+    assert sentences[0] == "steps to follow"
+    assert [s.split("\n")[0] for s in sentences[1:]] == items
+    one = nlp("the ratio was small\n- as the table shows -\nand it stayed so")
+    assert not layout_starts(one, numpy.zeros(len(one), "int32"), paragraph_breaks=True)[1:].any()
+    # without paragraph_breaks the layout adds nothing
+    assert not layout_starts(doc, none, paragraph_breaks=False)[1:].any()
+
+
+def _bounds(starts: numpy.ndarray, n: int) -> tuple[list[int], list[int]]:
+    firsts = [0, *(numpy.flatnonzero(starts[1:]) + 1).tolist()]
+    return firsts, [*firsts[1:], n]
+
+
 def test_hard_wrapped_lines_are_not_sentences() -> None:
     """Text wrapped at 40 characters: its line breaks fall inside sentences, and starts
     at the real sentence starts leave them alone."""
