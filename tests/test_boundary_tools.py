@@ -112,16 +112,8 @@ def test_a_train_treebank_joins_the_training_part_only(tmp_path: Path) -> None:
     extra = [re.findall(r"^# text = (.*)$", b, flags=re.M) for b in blocks]
     wiki = dict(wikitext=WIKITEXT, wiki_words=400)
     plain = _build(tmp_path / "a", tmp_path / "ewt-dev.conllu", **wiki)
-    more = build(
-        tmp_path / "b" / "out",
-        ewt=tmp_path / "ewt-dev.conllu",
-        ewt_train=tmp_path / "ewt-train.conllu",
-        dev_fraction=0.2,
-        seed=0,
-        wiki_min_words=40,
-        wiki_max_words=120,
-        wiki_raw_fraction=0.5,
-        **wiki,
+    more = _build(
+        tmp_path / "b", tmp_path / "ewt-dev.conllu", ewt_train=tmp_path / "ewt-train.conllu", **wiki
     )
     assert (tmp_path / "a" / "out" / "dev.spacy").read_bytes() == (
         tmp_path / "b" / "out" / "dev.spacy"
@@ -136,17 +128,12 @@ def test_a_train_treebank_joins_the_training_part_only(tmp_path: Path) -> None:
     # each added document is there as written, sentence for sentence
     assert all(doc in sentences for doc in extra)
     with pytest.raises(ValueError, match="EWT test"):
-        build(
+        _build(
             tmp_path / "c",
-            ewt=tmp_path / "ewt-dev.conllu",
+            tmp_path / "ewt-dev.conllu",
             ewt_train=EWT_DEV.with_name("en_ewt-ud-test.conllu"),
-            dev_fraction=0.2,
-            seed=0,
             wikitext=None,
             wiki_words=0,
-            wiki_min_words=40,
-            wiki_max_words=120,
-            wiki_raw_fraction=0.5,
         )
 
 
