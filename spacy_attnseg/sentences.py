@@ -503,18 +503,6 @@ LINE_BULLETS = BULLETS | frozenset("-*+–")
 MIN_LIST_LINES = 2
 
 
-def line_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> List[int]:
-    """The first token of every line that holds text: the Doc's first text token and each
-    text token right after a whitespace token with a line break."""
-    space = (classes or token_classes(doc)).space
-    text = numpy.flatnonzero(~space).tolist()
-    return [
-        i
-        for k, i in enumerate(text)
-        if k == 0 or (space[i - 1] and LINE_BREAK.search(doc[i - 1].text))
-    ]
-
-
 def opens_item(doc: Doc, i: int, space: numpy.ndarray) -> bool:
     """Whether ``doc[i:]`` opens with a list marker (``LIST_MARKER``) or a bullet from
     ``LINE_BULLETS``, followed by whitespace."""
@@ -540,7 +528,13 @@ def list_lines_start_sentences(
     of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     space = (classes or token_classes(doc)).space
-    items = [i for i in line_starts(doc, classes) if opens_item(doc, i, space)]
+    text = numpy.flatnonzero(~space).tolist()
+    # (the Doc's first text token begins a line, after whatever whitespace leads it)
+    items = [
+        i
+        for k, i in enumerate(text)
+        if (k == 0 or starts_line(doc, i)) and opens_item(doc, i, space)
+    ]
     if len(items) >= MIN_LIST_LINES:
         out[items] = 1
     return out
