@@ -455,7 +455,7 @@ def test_retraining_gives_the_same_decisions() -> None:
 
 @pytest.mark.skipif(
     os.environ.get("ATTNSEG_RETRAIN") != "1",
-    reason="retrains attn_senter from scratch (10-20 min on 2 cores): set ATTNSEG_RETRAIN=1",
+    reason="retrains attn_senter from scratch (about 25 min on 2 cores): set ATTNSEG_RETRAIN=1",
 )
 def test_full_retraining_reproduces_the_shipped_decisions(
     default_nlp: Language, tmp_path: Path, ewt: Dict[str, List[Any]]
