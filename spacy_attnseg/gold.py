@@ -8,10 +8,11 @@ single spaces. Used by ``calibrate`` and by every boundary evaluation of the pro
 from __future__ import annotations
 
 import bisect
+import gzip
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Sequence, Union
+from typing import Any, List, Sequence, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -99,10 +100,18 @@ def join_sentences(sentences: Sequence[str], separator: str = " ") -> GoldDocume
     return GoldDocument(text=separator.join(sentences), starts=starts)
 
 
+def _open_text(path: PathLike) -> Any:
+    """A text file for reading as UTF-8; a ``.gz`` file is read through gzip."""
+    if str(path).endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf8")
+    return open(path, encoding="utf8")
+
+
 def read_conllu_documents(
     path: PathLike, *, strip_final_punct: bool = False, strip_all_punct: bool = False
 ) -> List[GoldDocument]:
-    """Read a CoNLL-U file into documents with gold sentence starts.
+    """Read a CoNLL-U file (gzipped where its name ends in ``.gz``) into documents with
+    gold sentence starts.
 
     A ``# newdoc`` comment starts a new document (sentences before the first
     one form a document of their own). Each sentence's text is its ``# text``
@@ -139,7 +148,7 @@ def read_conllu_documents(
         sent_text = None
         token_lines = []
 
-    with open(path, encoding="utf8") as handle:
+    with _open_text(path) as handle:
         for raw_line in handle:
             line = raw_line.rstrip("\r\n")
             if not line.strip():

@@ -17,6 +17,7 @@ from paper.ship import TARGETS, default_config
 
 REPO = Path(__file__).resolve().parents[1]
 EWT_DEV = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
+EWT_TRAIN = REPO / "data" / "UD_English-EWT" / "en_ewt-ud-train.conllu.gz"
 WIKITEXT = REPO / "data" / "wikitext-2" / "wiki.test.raw"
 CONFIGS = REPO / "configs"
 
@@ -98,6 +99,21 @@ def test_short_documents_are_runs_of_consecutive_sentences(tmp_path: Path) -> No
         k: v for k, v in plain.items() if k != "train"
     }
     assert more["train"]["docs"] == plain["train"]["docs"] + more["ewt_train_short"]["docs"]
+
+
+def test_the_gzipped_train_treebank_reads_as_its_text(tmp_path: Path) -> None:
+    """UD EWT train ships gzipped: read as it is, it gives the documents of its
+    decompressed copy, and the treebank's own counts (540 documents, 12,544 sentences)."""
+    import gzip
+
+    from spacy_attnseg.gold import read_conllu_documents
+
+    plain = tmp_path / "en_ewt-ud-train.conllu"
+    plain.write_bytes(gzip.decompress(EWT_TRAIN.read_bytes()))
+    docs = read_conllu_documents(EWT_TRAIN)
+    assert docs == read_conllu_documents(plain)
+    assert len(docs) == 540 and sum(len(d.starts) for d in docs) == 12544
+    assert len(re.findall(r"^# text = ", plain.read_text(encoding="utf8"), flags=re.M)) == 12544
 
 
 def test_a_train_treebank_joins_the_training_part_only(tmp_path: Path) -> None:
