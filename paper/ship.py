@@ -194,18 +194,15 @@ def model_card(
     for name, row in parts.items():
         lines.append(f"| {name} | {row['docs']} | {row['sentences']} | {row['words']} |")
     settings = data.get("settings", {})
-    treebank = "train and dev" if settings.get("ewt_train") else "dev"
+    with_train = bool(settings.get("ewt_train"))
+    treebank = "train and dev" if with_train else "dev"
     lines += [
         "",
         _wrap(
             f"- UD English EWT v2.16 {treebank} (web text: blogs, reviews, e-mail, answers), "
             "CC BY-SA 4.0 (`data/UD_English-EWT/LICENSE.txt`); 20% of the dev documents "
             "held out for model selection and thresholds"
-            + (
-                ", the rest and every train document in `ewt_train_*`."
-                if settings.get("ewt_train")
-                else "."
-            )
+            + (", the rest and every train document in `ewt_train_*`." if with_train else ".")
         ),
         "- WikiText-2 test (Wikipedia), CC BY-SA 3.0 (`data/wikitext-2/README.md`);",
         "  sentence labels from NLTK Punkt on the punctuated text.",

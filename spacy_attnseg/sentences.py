@@ -444,11 +444,14 @@ def line_rules(
 
 # a list marker: perhaps a bullet, then a number of up to three digits, one letter or a
 # short roman numeral, perhaps after "(", then ".", ")" or ".)"
-LIST_MARKER = re.compile(
-    r"(?:(?P<bullet>[•◦▪‣⁃∙*-])\s*)?\(?(?P<item>\d{1,3}|[A-Za-z]|[ivxlIVXL]{1,4})(?:\.\)|[.)])"
-)
 # bullets that mark a list item wherever they stand (not "-" or "*")
 BULLETS = frozenset("•◦▪‣⁃∙")
+# bullets a list marker may carry
+MARKER_BULLETS = BULLETS | frozenset("*-")
+LIST_MARKER = re.compile(
+    r"(?:(?P<bullet>[" + re.escape("".join(sorted(MARKER_BULLETS))) + r"])\s*)?"
+    r"\(?(?P<item>\d{1,3}|[A-Za-z]|[ivxlIVXL]{1,4})(?:\.\)|[.)])"
+)
 # the most tokens a marker spans ("•", "(", "iv", ")")
 MARKER_TOKENS = 4
 _ROMAN = re.compile(r"(?i)(x{0,3})(ix|iv|v?i{0,3})")
@@ -498,7 +501,7 @@ def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]
 
 # a bullet that opens a list item when a space follows it at the start of a line
 # (Markdown's "-", "*" and "+" among them)
-LINE_BULLETS = BULLETS | frozenset("-*+–")
+LINE_BULLETS = MARKER_BULLETS | frozenset("+–")
 # a text holds a list when at least this many of its lines open with a marker or a bullet
 MIN_LIST_LINES = 2
 

@@ -290,7 +290,10 @@ def test_list_lines_start_sentences(items: list[str]) -> None:
     doc = nlp("steps to follow\n" + "\n".join(items) + "\nthen sign the log")
     none = numpy.zeros(len(doc), dtype="int32")
     starts = layout_starts(doc, none, paragraph_breaks=True)
-    sentences = [doc[a:b].text.strip() for a, b in zip(*_bounds(starts, len(doc)), strict=True)]
+    split = nlp(doc.text)
+    for token, start in zip(split, starts, strict=True):
+        token.is_sent_start = bool(start) or token.i == 0
+    sentences = [sent.text.strip() for sent in split.sents]
     # the item's sentence runs to the next item, the last one takes the line after it
     assert sentences[0] == "steps to follow"
     assert [s.split("\n")[0] for s in sentences[1:]] == items
@@ -298,11 +301,6 @@ def test_list_lines_start_sentences(items: list[str]) -> None:
     assert not layout_starts(one, numpy.zeros(len(one), "int32"), paragraph_breaks=True)[1:].any()
     # without paragraph_breaks the layout adds nothing
     assert not layout_starts(doc, none, paragraph_breaks=False)[1:].any()
-
-
-def _bounds(starts: numpy.ndarray, n: int) -> tuple[list[int], list[int]]:
-    firsts = [0, *(numpy.flatnonzero(starts[1:]) + 1).tolist()]
-    return firsts, [*firsts[1:], n]
 
 
 def test_hard_wrapped_lines_are_not_sentences() -> None:
