@@ -5,7 +5,10 @@ defaults).
 Every configuration runs in its own process (so peak RSS is its own), over the same
 documents (UD EWT test documents, repeated to reach --n-docs), with torch pinned to
 --threads. `speed`: configurations are run in alternating rounds and the fastest round of
-each is kept, so a burst of load on the machine does not favour one of them. `memory`:
+each is kept, so a burst of load on the machine does not favour one of them; then all of
+them in one process, batch by batch in turn, --rounds times over, whose fastest time per
+batch, summed, gives the ratios to quote (a drift in the machine's speed falls on every
+configuration alike). `memory`:
 peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
 --repeats processes per configuration and size (see `memory`'s docstring). `long`: peak
 RSS of one document of 1,000, 10,000 and 100,000 tokens per configuration, beside a plain
@@ -18,7 +21,7 @@ spacy-transformers pipeline. `scale`: docs/s in one process and on a local Dask 
     python scripts/benchmark.py scale metrics/benchmark_scale
 
 Each measured configuration runs in a child process, ``python -m paper.benchmark
-one|one-long|one-scale ...`` (``worker``), which prints one JSON line.
+one|interleaved|one-long|one-scale ...`` (``worker``), which prints one JSON line.
 """
 
 import argparse
@@ -168,8 +171,64 @@ def run_one(
     )
 
 
+def run_interleaved(
+    modes: List[str],
+    n_docs: int,
+    threads: int,
+    rounds: int = 3,
+    batch_size: int = BATCH_SIZE,
+    pipeline: str = "attention",
+    senter: str = "",
+) -> None:
+    """Every configuration in one process, batch by batch: each batch of documents goes
+    through every pipeline in turn (the order rotating from batch to batch), ``rounds``
+    times over; each configuration's time is the sum over batches of its fastest round
+    on that batch. A change in the machine's speed (load, clock) then falls on every
+    configuration alike, and a pause that hits one batch once (a garbage collection,
+    another process) is dropped, which is what a ratio of a few percent needs. Prints
+    a JSON line."""
+    import torch
+
+    torch.set_num_threads(threads)
+    pipelines = {
+        mode: build(mode, pipeline, senter if mode in ("default", "senter") else "")
+        for mode in modes
+    }
+    data = texts(n_docs)
+    for nlp in pipelines.values():
+        for _ in nlp.pipe(data[:batch_size], batch_size=batch_size):
+            pass
+    batches = [data[start : start + batch_size] for start in range(0, len(data), batch_size)]
+    fastest = {mode: [float("inf")] * len(batches) for mode in modes}
+    for round_ in range(rounds):
+        for index, batch in enumerate(batches):
+            shift = (index + round_) % len(modes)
+            for mode in modes[shift:] + modes[:shift]:
+                began = time.perf_counter()
+                for _ in pipelines[mode].pipe(batch, batch_size=batch_size):
+                    pass
+                seconds = time.perf_counter() - began
+                fastest[mode][index] = min(fastest[mode][index], seconds)
+    totals = {mode: sum(times) for mode, times in fastest.items()}
+    print(
+        json.dumps(
+            {"n_docs": n_docs, "batch_size": batch_size, "rounds": rounds, "seconds": totals}
+        )
+    )
+
+
 # a child process: this module run with the repository on the path
 WORKER = [sys.executable, "-m", "paper.benchmark"]
+
+
+def _env(threads: int) -> Dict[str, str]:
+    """The environment of a child process: BLAS and OpenMP pinned to ``threads``."""
+    return dict(
+        os.environ,
+        OMP_NUM_THREADS=str(threads),
+        MKL_NUM_THREADS=str(threads),
+        OPENBLAS_NUM_THREADS="1",
+    )
 
 
 def _spawn(
@@ -182,13 +241,7 @@ def _spawn(
     pipeline: str = "attention",
     senter: str = "",
 ) -> Dict[str, Any]:
-    env = dict(
-        os.environ,
-        OMP_NUM_THREADS=str(threads),
-        MKL_NUM_THREADS=str(threads),
-        OPENBLAS_NUM_THREADS="1",
-        **(extra_env or {}),
-    )
+    env = {**_env(threads), **(extra_env or {})}
     command = [*WORKER, "one-long" if long else "one", mode, str(n_docs), str(threads)]
     if align:
         command.append("--align")
@@ -398,6 +451,13 @@ def speed(
             result = _spawn(mode, n_docs, threads, pipeline=pipeline, senter=senter_for)
             runs[mode].append(result)
             print(f"round {round_ + 1} {mode}: {result['docs_per_s']:.2f} docs/s", flush=True)
+    interleaved: Dict[str, float] = {}
+    if "transformer" in chosen and len(chosen) > 1:
+        command = [*WORKER, "interleaved", ",".join(chosen), str(n_docs), str(threads)]
+        command += ["--rounds", str(rounds)]
+        command += ["--pipeline", pipeline] + (["--senter", senter] if senter else [])
+        interleaved = _child(command, _env(threads))["seconds"]
+        print(f"interleaved: {interleaved}", flush=True)
     machine["loadavg_after"] = os.getloadavg()
     best = {mode: max(results, key=lambda r: r["docs_per_s"]) for mode, results in runs.items()}
     base = best.get("transformer")
@@ -405,21 +465,37 @@ def speed(
         f"Speed of pipeline {pipeline!r} on {n_docs} UD EWT test documents, "
         f"torch threads {threads}, "
         f"{machine['cpu_count']} cores, load average before {machine['loadavg_before'][0]:.2f}"
-        f", after {machine['loadavg_after'][0]:.2f}; fastest of {rounds} alternating rounds.",
+        f", after {machine['loadavg_after'][0]:.2f}. Separate processes: fastest of "
+        f"{rounds} alternating rounds. Interleaved: every configuration in one process, "
+        f"batch by batch ({BATCH_SIZE} documents) in turn, {rounds} times over, the fastest "
+        "time of each batch summed, so that a change in the machine's speed falls on all "
+        "of them alike (the ratio to quote).",
         "",
-        "| configuration | docs/s | time / transformer alone | peak RSS (MB) |",
-        "|---|---|---|---|",
+        "| configuration | docs/s | time / transformer alone | interleaved: time / "
+        "transformer alone | peak RSS (MB) |",
+        "|---|---|---|---|---|",
     ]
     for mode in chosen:
         r = best[mode]
         ratio = base["seconds"] and r["seconds"] / base["seconds"] if base else float("nan")
         r["time_ratio_to_transformer"] = ratio
+        mixed = f"{interleaved[mode] / interleaved['transformer']:.3f}" if interleaved else "–"
         table.append(
-            f"| {MODES[mode]['help']} | {r['docs_per_s']:.2f} | {ratio:.3f} | "
+            f"| {MODES[mode]['help']} | {r['docs_per_s']:.2f} | {ratio:.3f} | {mixed} | "
             f"{r['peak_rss_mb']:.0f} |"
         )
     settings = {"pipeline": pipeline, "senter": senter, "n_docs": n_docs, "rounds": rounds}
-    _write({"machine": machine, "settings": settings, "best": best, "runs": runs}, output, table)
+    _write(
+        {
+            "machine": machine,
+            "settings": settings,
+            "best": best,
+            "runs": runs,
+            "interleaved_seconds": interleaved,
+        },
+        output,
+        table,
+    )
 
 
 def memory(
@@ -523,8 +599,9 @@ def memory(
 
 def worker(argv: Any = None) -> None:
     """The child processes' entry: ``one MODE N_DOCS THREADS [--align] [--pipeline P]
-    [--senter S]``, ``one-long MODE N_TOKENS THREADS``, ``one-scale ENGINE WORKERS N_DOCS
-    PARTITION``."""
+    [--senter S]``, ``interleaved MODE,MODE,... N_DOCS THREADS [--rounds R]
+    [--pipeline P] [--senter S]``, ``one-long MODE N_TOKENS THREADS``, ``one-scale ENGINE
+    WORKERS N_DOCS PARTITION``."""
     parser = argparse.ArgumentParser(prog="python -m paper.benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("one")
@@ -534,6 +611,13 @@ def worker(argv: Any = None) -> None:
     one.add_argument("--align", action="store_true")
     one.add_argument("--pipeline", default="attention")
     one.add_argument("--senter", default="")
+    mixed = commands.add_parser("interleaved")
+    mixed.add_argument("modes")
+    mixed.add_argument("n_docs", type=int)
+    mixed.add_argument("threads", type=int)
+    mixed.add_argument("--rounds", type=int, default=3)
+    mixed.add_argument("--pipeline", default="attention")
+    mixed.add_argument("--senter", default="")
     one_long = commands.add_parser("one-long")
     one_long.add_argument("mode")
     one_long.add_argument("n_tokens", type=int)
@@ -550,6 +634,15 @@ def worker(argv: Any = None) -> None:
             args.n_docs,
             args.threads,
             align=args.align,
+            pipeline=args.pipeline,
+            senter=args.senter,
+        )
+    elif args.command == "interleaved":
+        run_interleaved(
+            args.modes.split(","),
+            args.n_docs,
+            args.threads,
+            rounds=args.rounds,
             pipeline=args.pipeline,
             senter=args.senter,
         )

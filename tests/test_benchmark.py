@@ -41,3 +41,14 @@ def test_long_text_reaches_the_length() -> None:
     assert len(spacy.blank("en").tokenizer(text)) >= 2000
     assert text.startswith(benchmark.cycle()[0])
     assert Path(benchmark.EWT_TEST).exists()
+
+
+def test_interleaved_worker_times_every_mode_over_the_same_batches(capsys: Any) -> None:
+    """One process, every configuration over each batch in turn: one sum of seconds per
+    configuration, each over the same documents."""
+    benchmark.worker(["interleaved", "transformer,sentences", "3", "1", "--rounds", "2"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["n_docs"] == 3 and result["batch_size"] == benchmark.BATCH_SIZE
+    assert result["rounds"] == 2
+    assert set(result["seconds"]) == {"transformer", "sentences"}
+    assert all(seconds > 0 for seconds in result["seconds"].values())
