@@ -324,6 +324,17 @@ def starts_line(doc: Doc, i: int) -> bool:
     return i == 0 or (doc[i - 1].is_space and LINE_BREAK.search(doc[i - 1].text) is not None)
 
 
+def line_firsts(doc: Doc, space: numpy.ndarray) -> numpy.ndarray:
+    """``starts_line`` for every token at once (bool per token), given the Doc's
+    whitespace tokens (``TokenClasses.space``): only those are read."""
+    out = numpy.zeros(len(doc), dtype=bool)
+    if len(doc):
+        out[0] = True
+        breaks = [i for i in numpy.flatnonzero(space[:-1]).tolist() if starts_line(doc, i + 1)]
+        out[numpy.asarray(breaks, dtype="int64") + 1] = True
+    return out
+
+
 def heading_sentences(
     doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
 ) -> numpy.ndarray:
@@ -531,13 +542,13 @@ def list_lines_start_sentences(
     of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     space = (classes or token_classes(doc)).space
-    text = numpy.flatnonzero(~space).tolist()
+    text = numpy.flatnonzero(~space)
+    if not len(text):
+        return out
+    firsts = line_firsts(doc, space) & ~space
     # (the Doc's first text token begins a line, after whatever whitespace leads it)
-    items = [
-        i
-        for k, i in enumerate(text)
-        if (k == 0 or starts_line(doc, i)) and opens_item(doc, i, space)
-    ]
+    firsts[text[0]] = True
+    items = [i for i in numpy.flatnonzero(firsts).tolist() if opens_item(doc, i, space)]
     if len(items) >= MIN_LIST_LINES:
         out[items] = 1
     return out

@@ -388,6 +388,8 @@ def enforce_limits(
     that lowers the cost of ``vectors`` most; of equal ones, the nearest to the middle
     in wordpieces) until each fits or is one sentence. With ``allowed`` (per sentence),
     a split goes before a sentence where it is True, if the segment has one."""
+    if max_sents <= 0 and max_tokens <= 0:
+        return sorted(starts)
     n = len(sent_sizes)
     cost = Cost(vectors)
     cum = numpy.concatenate([[0], numpy.cumsum(sent_sizes)])
@@ -461,6 +463,8 @@ def boundary_scores(
 ) -> List[float]:
     """Per segment (``starts``, 0 first): the cost its start's boundary removes between
     the neighbouring segments, over the boundary penalty (0.0 for the first)."""
+    if len(starts) < 2:
+        return [0.0]
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
     unit = boundary_penalty(penalty, vectors, scale)
@@ -469,6 +473,27 @@ def boundary_scores(
         drop = cost.drop(bounds[i - 1], numpy.array(bounds[i]), bounds[i + 1])
         scores.append(round(float(drop) / unit, 6))
     return scores
+
+
+def may_split(
+    n_sents: int,
+    *,
+    min_sents: int,
+    n_paragraphs: int = 1,
+    max_sents: int = 0,
+    n_wordpieces: int = 0,
+    max_tokens: int = 0,
+) -> bool:
+    """Whether a text of ``n_sents`` sentences can come out of ``segment`` (and the
+    component's split of an overlong sentence) as more than one segment: it has two
+    paragraphs, or room for two segments of ``min_sents`` sentences, or it breaks a
+    size limit. Where it cannot, its one segment needs no sentence vectors."""
+    return (
+        n_paragraphs > 1
+        or n_sents >= 2 * max(1, min_sents)
+        or 0 < max_sents < n_sents
+        or 0 < max_tokens < n_wordpieces
+    )
 
 
 def segment(

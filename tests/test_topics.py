@@ -93,6 +93,87 @@ def test_segments_respect_their_limits(
             assert max_tokens == 0 or sent_sizes[a:b].sum() <= max_tokens
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 9), st.just(4)), elements=floats),
+    st.integers(1, 5),
+    st.integers(0, 8),
+    st.integers(0, 60),
+    st.lists(st.integers(0, 30), min_size=9, max_size=9),
+    st.lists(st.booleans(), min_size=9, max_size=9),
+    st.sampled_from(["partition", "texttiling"]),
+    st.integers(0, 4),
+)
+def test_a_text_that_may_not_split_is_one_segment(
+    vectors: numpy.ndarray,
+    min_sents: int,
+    max_sents: int,
+    max_tokens: int,
+    sizes: List[int],
+    paragraph_first: List[bool],
+    method: str,
+    n_segments: int,
+) -> None:
+    """``may_split`` says no only where ``segment`` itself gives one segment: the
+    component then skips the sentence vectors."""
+    n = len(vectors)
+    sent_sizes = numpy.array(sizes[:n])
+    first = numpy.array([True] + paragraph_first[1:n])
+    if topics.may_split(
+        n,
+        min_sents=min_sents,
+        n_paragraphs=int(first.sum()),
+        max_sents=max_sents,
+        n_wordpieces=int(sent_sizes.sum()),
+        max_tokens=max_tokens,
+    ):
+        return
+    starts, scores = topics.segment(
+        vectors,
+        method=method,
+        min_sents=min_sents,
+        max_sents=max_sents,
+        max_tokens=max_tokens,
+        n_segments=n_segments,
+        sent_sizes=sent_sizes,
+        paragraphs=numpy.cumsum(first) - 1,
+    )
+    assert (starts, scores) == ([0], [0.0])
+
+
+def test_short_texts_skip_the_vectors_and_segment_as_the_full_rule_does(
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Texts too short to split get the one segment the full computation gives, and
+    their captured hidden states are released all the same."""
+    texts = [
+        "Hello.",
+        "The rain stopped. We went out.",
+        "The rain stopped. We went out. It was cold.",
+        "The rain stopped.\n\nWe went out. It was cold.",
+        "The rain stopped. We went out. It was cold. The shop was shut. We came home.",
+    ]
+
+    def segments(docs: List[Any]) -> List[Any]:
+        return [
+            [(s.start, s.end) for s in doc.spans["attn_segments"]]
+            + doc.spans["attn_segments"].attrs["scores"]
+            for doc in docs
+        ]
+
+    docs = list(minilm_nlp.pipe(texts))
+    assert all(HIDDEN not in doc._.trf_data.model_output for doc in docs)
+    calls: List[int] = []
+    may_split = topics.may_split
+    monkeypatch.setattr(topics, "may_split", lambda *a, **k: calls.append(1) or True)
+    full = list(minilm_nlp.pipe(texts))
+    assert len(calls) == len(texts)
+    assert segments(docs) == segments(full)
+    skipped = [not may_split(len(list(doc.sents)), min_sents=2, n_paragraphs=1) for doc in docs[:3]]
+    assert skipped == [True, True, True]
+    assert [len(doc.spans["attn_segments"]) for doc in docs[:3]] == [1, 1, 1]
+
+
 def test_limits_split_repeated_text_in_the_middle() -> None:
     """Where every gap lowers the cost alike (copies of one sentence), the size limits
     halve a segment instead of cutting one sentence off at a time."""

@@ -442,6 +442,18 @@ class AttnSegmenter(AttentionPipe):
         cfg = self.cfg
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
+        token_sizes = doc_wordpiece_counts(doc)
+        paragraph_first = paragraph_starts(doc, sent_starts)
+        if not topics.may_split(
+            n_sents,
+            min_sents=cfg["min_sents"],
+            n_paragraphs=int(paragraph_first.sum()) if cfg["segment_paragraphs"] else 1,
+            max_sents=cfg["max_sents"],
+            n_wordpieces=int(token_sizes.sum()),
+            max_tokens=cfg["max_tokens"],
+        ):
+            self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+            return [(0, len(doc), 0.0)]
         if HIDDEN in output:
             hidden = to_numpy(output[HIDDEN])
             self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
@@ -461,9 +473,7 @@ class AttnSegmenter(AttentionPipe):
         texts = [doc[a:b].text for a, b in zip(sent_starts.tolist(), ends, strict=True)]
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
-        token_sizes = doc_wordpiece_counts(doc)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
-        paragraph_first = paragraph_starts(doc, sent_starts)
         paragraphs = numpy.cumsum(paragraph_first) - 1 if cfg["segment_paragraphs"] else None
         seg_starts, seg_scores = topics.segment(
             means,
