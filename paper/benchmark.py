@@ -62,6 +62,8 @@ MODES: Dict[str, Dict[str, Any]] = {
 # A mode "<mode>_trim" is <mode> with the malloc_trim component added last.
 TRIM_SUFFIX = "_trim"
 SPEED_MODES = [mode for mode in MODES if not mode.endswith(TRIM_SUFFIX)]
+# the modes whose sentences come from a trained attn_senter (--senter picks which)
+SENTER_MODES = ("default", "senter")
 BATCH_SIZE = 16
 
 
@@ -75,7 +77,7 @@ def build(mode: str, pipeline: str = "attention", senter: str = "") -> Any:
 
     trim = mode.endswith(TRIM_SUFFIX)
     mode = mode.removesuffix(TRIM_SUFFIX)
-    if senter and mode not in ("default", "senter"):
+    if senter and mode not in SENTER_MODES:
         raise ValueError(f"--senter is for the 'default' and 'senter' modes, not {mode!r}")
     overrides: Dict[str, Any] = {}
     if mode == "sentences":
@@ -191,8 +193,7 @@ def run_interleaved(
 
     torch.set_num_threads(threads)
     pipelines = {
-        mode: build(mode, pipeline, senter if mode in ("default", "senter") else "")
-        for mode in modes
+        mode: build(mode, pipeline, senter if mode in SENTER_MODES else "") for mode in modes
     }
     data = texts(n_docs)
     for nlp in pipelines.values():
@@ -447,7 +448,7 @@ def speed(
     for round_ in range(rounds):
         order = chosen if round_ % 2 == 0 else list(reversed(chosen))
         for mode in order:
-            senter_for = senter if mode in ("default", "senter") else ""
+            senter_for = senter if mode in SENTER_MODES else ""
             result = _spawn(mode, n_docs, threads, pipeline=pipeline, senter=senter_for)
             runs[mode].append(result)
             print(f"round {round_ + 1} {mode}: {result['docs_per_s']:.2f} docs/s", flush=True)

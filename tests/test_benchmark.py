@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, List, Tuple
 
 import spacy
 
@@ -43,12 +43,36 @@ def test_long_text_reaches_the_length() -> None:
     assert Path(benchmark.EWT_TEST).exists()
 
 
-def test_interleaved_worker_times_every_mode_over_the_same_batches(capsys: Any) -> None:
-    """One process, every configuration over each batch in turn: one sum of seconds per
-    configuration, each over the same documents."""
-    benchmark.worker(["interleaved", "transformer,sentences", "3", "1", "--rounds", "2"])
+def test_interleaved_worker_times_every_mode_over_the_same_batches(
+    capsys: Any, monkeypatch: Any
+) -> None:
+    """One process, every configuration over each batch in turn (the order rotating),
+    ``--rounds`` times: each configuration sees the same batches, and its time is the
+    sum of its fastest time per batch."""
+    seen: List[Tuple[str, Tuple[str, ...]]] = []
+
+    class Recorder:
+        def __init__(self, mode: str) -> None:
+            self.mode = mode
+
+        def pipe(self, texts: List[str], batch_size: int) -> Iterator[str]:
+            seen.append((self.mode, tuple(texts)))
+            return iter(texts)
+
+    monkeypatch.setattr(benchmark, "build", lambda mode, *args: Recorder(mode))
+    n_docs = 2 * benchmark.BATCH_SIZE + 3
+    benchmark.worker(["interleaved", "transformer,sentences", str(n_docs), "1", "--rounds", "2"])
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert result["n_docs"] == 3 and result["batch_size"] == benchmark.BATCH_SIZE
+    assert result["n_docs"] == n_docs and result["batch_size"] == benchmark.BATCH_SIZE
     assert result["rounds"] == 2
     assert set(result["seconds"]) == {"transformer", "sentences"}
     assert all(seconds > 0 for seconds in result["seconds"].values())
+    # after one warm-up batch each: 3 batches x 2 rounds x 2 modes, every batch in turn
+    timed = seen[2:]
+    texts = benchmark.texts(n_docs)
+    size = benchmark.BATCH_SIZE
+    batches = [tuple(texts[i : i + size]) for i in range(0, n_docs, size)]
+    assert len(timed) == 3 * 2 * 2
+    for mode in ("transformer", "sentences"):
+        assert [batch for m, batch in timed if m == mode] == batches * 2
+    assert [m for m, _ in timed[:4]] == ["transformer", "sentences", "sentences", "transformer"]
