@@ -5,7 +5,7 @@
 span several wordpieces of a window and, where windows overlap, appear in several windows.
 """
 
-from typing import Any, Optional, Tuple, cast
+from typing import Any, List, Optional, Tuple, cast
 
 import numpy
 from thinc.api import CupyOps, NumpyOps, Ops, get_array_module
@@ -142,9 +142,11 @@ class FittedSpans:
     wordpieces to truncation. A single token longer than the model's limit keeps a
     window of its own (and its first wordpieces). Windows that cannot be too long (no
     more UTF-8 bytes than the budget; a wordpiece covers at least one byte) are not
-    tokenized; others are, token by token, with the model's own tokenizer (a tokenizer
-    that splits a token differently in context may still overflow by a few wordpieces,
-    which spacy-transformers then truncates).
+    tokenized; the others are, in one call with the model's own tokenizer, from their
+    text as spacy-transformers will tokenize them. A window found too long is cut where
+    its tokens, counted one by one, fill the budget (a tokenizer that splits a token
+    differently in context may still overflow by a few wordpieces, which
+    spacy-transformers then truncates).
     """
 
     def __init__(self, get_spans: Any, trf_model: Any) -> None:
@@ -165,25 +167,55 @@ class FittedSpans:
         if not self.trf_model.attrs.get("has_transformer"):
             return nested
         budget = self.budget()
-        return [self._fit(spans, budget) for spans in nested]
+        # the windows that might be too long, tokenized in one call as spacy-transformers
+        # tokenizes them (each window's text)
+        maybe = [
+            span for spans in nested for span in spans if len(span.text.encode("utf8")) > budget
+        ]
+        if not maybe:
+            return nested
+        encoded = self.trf_model.tokenizer(
+            [span.text for span in maybe],
+            add_special_tokens=False,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )["input_ids"]
+        too_long = {
+            (id(span.doc), span.start, span.end)
+            for span, ids in zip(maybe, encoded, strict=True)
+            if len(ids) > budget
+        }
+        if not too_long:
+            return nested
+        return [
+            [
+                piece
+                for span in spans
+                for piece in (
+                    self._split(span, budget)
+                    if (id(span.doc), span.start, span.end) in too_long
+                    else [span]
+                )
+            ]
+            for spans in nested
+        ]
 
-    def _fit(self, spans: Any, budget: int) -> Any:
-        fitted = []
-        for span in spans:
-            if len(span.text.encode("utf8")) <= budget:
-                fitted.append(span)
-                continue
-            counts = self.trf_model.tokenizer(
-                [token.text for token in span], add_special_tokens=False, verbose=False
-            )["input_ids"]
-            start, used = span.start, 0
-            for i, ids in enumerate(counts):
-                if used and used + len(ids) > budget:
-                    fitted.append(span.doc[start : span.start + i])
-                    start, used = span.start + i, 0
-                used += len(ids)
-            fitted.append(span.doc[start : span.end])
-        return fitted
+    def _split(self, span: Any, budget: int) -> List[Any]:
+        """``span`` cut into consecutive pieces of at most ``budget`` wordpieces, its
+        tokens counted one by one (an overlong token keeps a piece of its own)."""
+        counts = self.trf_model.tokenizer(
+            [token.text for token in span], add_special_tokens=False, verbose=False
+        )["input_ids"]
+        pieces = []
+        start, used = span.start, 0
+        for i, ids in enumerate(counts):
+            if used and used + len(ids) > budget:
+                pieces.append(span.doc[start : span.start + i])
+                start, used = span.start + i, 0
+            used += len(ids)
+        pieces.append(span.doc[start : span.end])
+        return pieces
 
 
 def doc_wordpiece_counts(doc: Any) -> numpy.ndarray:

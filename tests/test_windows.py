@@ -137,3 +137,40 @@ def test_group_sums_equal_unbuffered_addition(groups: List[int], n_groups: int, 
     result = group_sums(values, index, n_groups)
     assert result.shape == expected.shape
     numpy.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_fitted_spans_split_only_windows_the_model_cannot_read(minilm_nlp: Any) -> None:
+    """Windows within the model's wordpiece budget are kept as they are, even with more
+    bytes than the budget; a window over it is cut into consecutive pieces that cover
+    it and that each fit (counted by the model's tokenizer on the piece's text)."""
+    model = minilm_nlp.get_pipe("transformer").model
+    fitted = model.attrs["get_spans"]
+    tokenizer = model.tokenizer
+    budget = fitted.budget()
+
+    def n_pieces(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    plain = minilm_nlp.make_doc(" ".join(["wonderful"] * 300))
+    dense = minilm_nlp.make_doc(" ".join(["x9q7z3k1w8v2"] * 300))
+    inner = fitted.get_spans([plain, dense])
+    assert all(len(s.text.encode("utf8")) > budget and n_pieces(s.text) <= budget for s in inner[0])
+    assert any(n_pieces(s.text) > budget for s in inner[1])
+
+    out = fitted([plain, dense])
+    assert [(s.start, s.end) for s in out[0]] == [(s.start, s.end) for s in inner[0]]
+    pieces = out[1]
+    assert len(pieces) > len(inner[1])
+    assert all(n_pieces(s.text) <= budget for s in pieces)
+    cursor = 0
+    for window in inner[1]:
+        # the window's pieces come next, in order, and cover it end to end
+        own = []
+        for piece in pieces[cursor:]:
+            if piece.end > window.end:
+                break
+            own.append(piece)
+        assert own[0].start == window.start and own[-1].end == window.end
+        assert all(a.end == b.start for a, b in zip(own[:-1], own[1:], strict=True))
+        cursor += len(own)
+    assert cursor == len(pieces)
