@@ -1,12 +1,14 @@
 """Registered model builders (``@architectures``) of spacy-attnseg."""
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union, cast
 
+import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import (
     Maxout,
     Model,
+    NumpyOps,
     Softmax,
     chain,
     clone,
@@ -19,7 +21,7 @@ from thinc.api import (
 from thinc.types import Floats1d, Floats2d
 
 from .errors import Errors
-from .features import AttnFeatures
+from .features import AttnFeatures, DocRange, write_features
 
 
 @registry.architectures("spacy-attnseg.AttnFeatures.v1")
@@ -159,6 +161,45 @@ def member_chains(model: Model) -> List[Tuple[Model, Model]]:
 def member_projections(model: Model) -> List[Model]:
     """The per-token projection layer of every member of an ``AttnSenterModel``."""
     return [model.get_ref("project" if i == 0 else f"project_{i}") for i in range(n_members(model))]
+
+
+def predict_scores(model: Model, docs: Sequence[Union[Doc, DocRange]]) -> List[Floats2d]:
+    """``model.predict(docs)`` of an ``AttnSenterModel``, with the features written once,
+    straight into the padded batch matrix that the members' window encoders read (on
+    the CPU): the same numbers without thinc's two copies of the input (``concatenate``
+    joining features and word embeddings per Doc, then ``with_array`` padding and
+    stacking the Docs). On another device, or for a batch without tokens,
+    ``model.predict``."""
+    lengths = [len(doc) for doc in docs]
+    if not isinstance(model.ops, NumpyOps) or not any(lengths):
+        return model.predict(list(docs))
+    features = model.get_ref("features")
+    n_features = features.get_dim("nO")
+    per_member: List[List[Floats2d]] = []
+    X: Optional[numpy.ndarray] = None
+    for inputs, rest in member_chains(model):
+        # as with_array's flatten: `pad` zero rows before, between and after the Docs
+        # that have tokens
+        pad = int(rest.attrs["pad"])
+        starts, row = [], pad
+        for length in lengths:
+            starts.append(row)
+            row += length + pad if length else 0
+        words = None if inputs is features else inputs.layers[1]
+        width = n_features + (words.get_dim("nO") if words is not None else 0)
+        if X is None:
+            X = numpy.zeros((row, width), dtype="float32")
+            write_features(features, docs, X, starts)
+        if words is not None:
+            for start, length, vectors in zip(starts, lengths, words.predict(docs), strict=True):
+                X[start : start + length, n_features:] = vectors
+        Y = rest.layers[0].predict(X)
+        per_member.append(
+            [Y[start : start + length] for start, length in zip(starts, lengths, strict=True)]
+        )
+    if len(per_member) == 1:
+        return per_member[0]
+    return [cast(Floats2d, numpy.hstack(parts)) for parts in zip(*per_member, strict=True)]
 
 
 def member_start_probs(scores: Floats2d) -> Floats1d:

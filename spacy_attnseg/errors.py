@@ -209,6 +209,11 @@ class Errors:
         "[E118] chunks() takes an iterable of texts (or of (text, meta) pairs), not one "
         "string, which it would read as one document per character: pass [text]."
     )
+    E119 = (
+        "[E119] doc_features was given an out array of shape {shape}; the features of "
+        "these {n_tokens} tokens need ({n_tokens}, {width}). Pass a matrix of that shape, "
+        "or none."
+    )
 
 
 class Warnings:

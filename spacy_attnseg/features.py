@@ -53,7 +53,7 @@ from .capture import (
 )
 from .errors import Errors
 from .sentences import column_scores, sentence_final
-from .windows import aligned_rows, group_sums, ops_for, token_values, window_length
+from .windows import TokenPooling, aligned_rows, group_sums, ops_for, token_values, window_length
 
 HIDDEN = "last_hidden_state"
 
@@ -174,8 +174,10 @@ def doc_features(
     n_heads: Optional[int] = None,
     n_layers: Optional[int] = None,
     component: str = "attn_senter",
+    out: Optional[numpy.ndarray] = None,
 ) -> Floats2d:
-    """The ``(len(doc), n_features)`` float32 feature matrix of ``doc`` (numpy).
+    """The ``(len(doc), n_features)`` float32 feature matrix of ``doc`` (numpy), written
+    into ``out`` when given (e.g. rows and columns of a larger matrix).
 
     ``doc`` may be a ``Span`` or a :class:`DocRange`: its tokens get the features they
     have in the whole Doc (the document punctuation features too).
@@ -186,7 +188,8 @@ def doc_features(
 
     Raises a ``ValueError`` when the doc has no transformer output or the output lacks the
     captured numbers the spec needs. A doc without wordpieces gets a ``(len(doc), 0)``
-    matrix; :class:`AttnFeatures` pads it to the full width with zeros.
+    matrix (zeros in ``out``); :class:`AttnFeatures` pads it to the full width with
+    zeros.
     """
     n_tokens = len(doc)
     whole = doc.doc
@@ -194,6 +197,9 @@ def doc_features(
     if trf_data is None:
         raise ValueError(Errors.E101.format(component=component))
     if n_tokens == 0 or trf_data.wordpieces.input_ids.size == 0 or not len(trf_data.align.dataXd):
+        if out is not None:
+            out[...] = 0.0
+            return cast(Floats2d, out)
         return cast(Floats2d, numpy.zeros((n_tokens, 0), dtype="float32"))
     output = trf_data.model_output
     align = trf_data.align
@@ -241,19 +247,25 @@ def doc_features(
                 lambda out: _range_similarities(arrays, heads, trf_data, doc, out),
             )
         )
+    if spec.context_layers or spec.hidden:
+        # one pooling of wordpieces into tokens for every array of these windows
+        pooling = TokenPooling.of(align, window_length(trf_data), n_tokens)
     if spec.context_layers:
         chosen = spec.resolved_context_layers(layers)
         if any(layer not in context for layer in chosen):
             raise ValueError(Errors.E006.format(component=component))
         for layer in chosen:
             array = context[layer]
-            blocks.append((array.shape[-1], partial(token_values, array, align, n_tokens)))
+            blocks.append((array.shape[-1], partial(pooling.apply, array)))
     if spec.hidden:
         hidden = output[HIDDEN]
-        blocks.append((hidden.shape[-1], partial(token_values, hidden, align, n_tokens)))
+        blocks.append((hidden.shape[-1], partial(pooling.apply, hidden)))
     if spec.doc_punct:
         blocks.append((2, lambda out: _fill(out, doc_punct_row(whole))))
-    result = numpy.empty((n_tokens, sum(width for width, _ in blocks)), dtype="float32")
+    n_features = sum(width for width, _ in blocks)
+    if out is not None and out.shape != (n_tokens, n_features):
+        raise ValueError(Errors.E119.format(shape=out.shape, n_tokens=n_tokens, width=n_features))
+    result = numpy.empty((n_tokens, n_features), dtype="float32") if out is None else out
     column = 0
     for width, write in blocks:
         write(result[:, column : column + width])
@@ -409,18 +421,21 @@ def similarity_features(
         left = xp.asarray(pair)
         pair_window = xp.asarray(seg_window_index[pair])
         left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
+        sims = numpy.empty((len(pair), n_pairs_out), dtype="float32")
         for k, layer in enumerate(context):
             gathered = xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index]
             pooled = ops.reduce_mean(ops.asarray2f(gathered), lengths)
             per_head: Any = pooled.reshape((len(seg_lengths), n_heads, -1))
             squares = (per_head * per_head).sum(axis=2)  # (n_seg, n_heads)
             window_norm = ops.reduce_mean(ops.asarray2f(squares), counts)
-            dots = (per_head[left] * per_head[left + 1]).sum(axis=2)
+            # every two consecutive segments, then those in one window
+            dots = (per_head[:-1] * per_head[1:]).sum(axis=2)[left]
             norm = window_norm[pair_window]
-            sims = ops.to_numpy(dots / xp.where(norm > 0, norm, 1.0)).astype("float32")
-            columns = slice(k * n_heads, (k + 1) * n_heads)
-            out[:, columns] = group_sums(sims, right_tokens, n_tokens)
-            out[:, n_pairs_out:][:, columns] = group_sums(sims, left_tokens, n_tokens)
+            sims[:, k * n_heads : (k + 1) * n_heads] = ops.to_numpy(
+                dots / xp.where(norm > 0, norm, 1.0)
+            )
+        out[:, :n_pairs_out] = group_sums(sims, right_tokens, n_tokens)
+        out[:, n_pairs_out : 2 * n_pairs_out] = group_sums(sims, left_tokens, n_tokens)
         prev_count += numpy.bincount(right_tokens, minlength=n_tokens)
         next_count += numpy.bincount(left_tokens, minlength=n_tokens)
     out[:, :n_pairs_out] /= numpy.maximum(prev_count, 1.0)[:, None]
@@ -511,22 +526,43 @@ def _raw_features(model: Model, docs: Sequence[Doc], width: Optional[int]) -> Li
 def _features_forward(
     model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable]:
-    width = model.get_dim("nO")
-    mean = cast(Floats1d, model.get_param("mean"))
-    scale = cast(Floats1d, model.get_param("scale"))
     outputs = []
-    for values in _raw_features(model, docs, width):
+    for values in _raw_features(model, docs, model.get_dim("nO")):
         array = model.ops.asarray2f(values)
-        if len(array):
-            # in place: the matrix is this call's own
-            array -= mean
-            array *= scale
+        # in place: the matrix is this call's own
+        _standardise(model, array)
         outputs.append(array)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
         return []
 
     return outputs, backprop
+
+
+def write_features(
+    model: Model[List[Doc], List[Floats2d]],
+    docs: Sequence[Union[Doc, DocRange]],
+    out: numpy.ndarray,
+    starts: Sequence[int],
+) -> None:
+    """What an :func:`AttnFeatures` layer outputs for ``docs`` (on the CPU), written
+    straight into ``out``: doc ``i`` fills rows ``starts[i]`` on and the first ``nO``
+    columns (e.g. a padded batch matrix whose other columns hold more inputs)."""
+    spec = spec_of(model)
+    n_heads = int(model.attrs.get("n_heads") or 0) or None
+    n_layers = int(model.attrs.get("n_layers") or 0) or None
+    width = model.get_dim("nO")
+    for doc, start in zip(docs, starts, strict=True):
+        block = out[start : start + len(doc), :width]
+        doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers, out=block)
+        _standardise(model, block)
+
+
+def _standardise(model: Model, array: Any) -> None:
+    """Standardise the rows of ``array`` in place with the layer's mean and scale."""
+    if len(array):
+        array -= model.get_param("mean")
+        array *= model.get_param("scale")
 
 
 def _features_init(
@@ -578,4 +614,5 @@ __all__ = [
     "similarity_features",
     "spec_of",
     "standardisation",
+    "write_features",
 ]

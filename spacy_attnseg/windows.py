@@ -5,6 +5,7 @@
 span several wordpieces of a window and, where windows overlap, appear in several windows.
 """
 
+from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple, cast
 
 import numpy
@@ -72,6 +73,60 @@ def _segments(align: Ragged, length: int) -> Tuple[numpy.ndarray, numpy.ndarray,
 GATHER_ROWS = 16384
 
 
+@dataclass(frozen=True)
+class TokenPooling:
+    """How :func:`token_values` turns per-wordpiece values into per-token values for one
+    alignment, worked out once (from the alignment alone) and applied to any number of
+    arrays of the same windows (:meth:`apply`)."""
+
+    rows: numpy.ndarray  # the aligned wordpiece rows, sorted by (token, row)
+    seg_lengths: numpy.ndarray  # rows per (token, window) segment
+    #: per chunk of at most GATHER_ROWS rows: (first row, end row, first segment, end
+    #: segment, the tokens, the windows of each token)
+    chunks: Tuple[Tuple[int, int, int, int, numpy.ndarray, numpy.ndarray], ...]
+    missing: numpy.ndarray  # the tokens without wordpieces
+    n_tokens: int
+
+    @classmethod
+    def of(cls, align: Ragged, length: int, n_tokens: int) -> "TokenPooling":
+        rows, seg_lengths, seg_tokens = _segments(align, length)
+        chunks = []
+        if len(rows):
+            # cut between tokens: segments are sorted by token, each token's segments
+            # together
+            seg_rows = numpy.concatenate([[0], numpy.cumsum(seg_lengths)])
+            token_first = numpy.flatnonzero(numpy.r_[True, seg_tokens[1:] != seg_tokens[:-1]])
+            chunk = seg_rows[token_first] // GATHER_ROWS
+            cuts = [0, *token_first[1:][chunk[1:] != chunk[:-1]].tolist(), len(seg_tokens)]
+            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+                tokens, n_windows = numpy.unique(seg_tokens[lo:hi], return_counts=True)
+                chunks.append((int(seg_rows[lo]), int(seg_rows[hi]), lo, hi, tokens, n_windows))
+        covered = numpy.zeros(n_tokens, dtype=bool)
+        covered[seg_tokens] = True
+        return cls(rows, seg_lengths, tuple(chunks), numpy.flatnonzero(~covered), n_tokens)
+
+    def apply(self, values: Any, out: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+        """The per-token values of ``values`` ``(n_windows, L, C)`` (see
+        :func:`token_values`), written into ``out`` when given."""
+        n_windows, length, width = values.shape
+        if out is None:
+            out = numpy.zeros((self.n_tokens, width), dtype="float32")
+        else:
+            out[self.missing] = 0.0
+        if not self.chunks:
+            return out
+        ops = ops_for(values)
+        flat = values.reshape((n_windows * length, width))
+        for row_lo, row_hi, lo, hi, tokens, n_windows_per_token in self.chunks:
+            gathered = flat[ops.xp.asarray(self.rows[row_lo:row_hi])]
+            per_window, _ = ops.reduce_max(
+                ops.asarray2f(gathered), _lengths(ops, self.seg_lengths[lo:hi])
+            )
+            per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
+            out[tokens] = ops.to_numpy(per_token)
+        return out
+
+
 def token_values(
     values: Any, align: Ragged, n_tokens: int, out: Optional[numpy.ndarray] = None
 ) -> numpy.ndarray:
@@ -81,30 +136,10 @@ def token_values(
     overlapping windows takes the mean over those windows, so no window counts twice.
     Tokens without wordpieces (whitespace) get 0. Runs on the device of ``values``, a
     slice of tokens at a time; only the ``(n_tokens, C)`` result is copied to the CPU
-    (into ``out`` when given, e.g. columns of a larger matrix).
+    (into ``out`` when given, e.g. columns of a larger matrix). Several arrays of the
+    same windows share one :class:`TokenPooling`.
     """
-    n_windows, length, width = values.shape
-    if out is None:
-        out = numpy.zeros((n_tokens, width), dtype="float32")
-    else:
-        out[...] = 0.0
-    rows, seg_lengths, seg_tokens = _segments(align, length)
-    if len(rows) == 0:
-        return out
-    ops = ops_for(values)
-    flat = values.reshape((n_windows * length, width))
-    # cut between tokens: segments are sorted by token, each token's segments together
-    seg_rows = numpy.concatenate([[0], numpy.cumsum(seg_lengths)])
-    token_first = numpy.flatnonzero(numpy.r_[True, seg_tokens[1:] != seg_tokens[:-1]])
-    chunk = seg_rows[token_first] // GATHER_ROWS
-    cuts = [0, *token_first[1:][chunk[1:] != chunk[:-1]].tolist(), len(seg_tokens)]
-    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
-        gathered = flat[ops.xp.asarray(rows[seg_rows[lo] : seg_rows[hi]])]
-        per_window, _ = ops.reduce_max(ops.asarray2f(gathered), _lengths(ops, seg_lengths[lo:hi]))
-        tokens, n_windows_per_token = numpy.unique(seg_tokens[lo:hi], return_counts=True)
-        per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
-        out[tokens] = ops.to_numpy(per_token)
-    return out
+    return TokenPooling.of(align, values.shape[1], n_tokens).apply(values, out)
 
 
 def _lengths(ops: Ops, lengths: numpy.ndarray) -> Ints1d:

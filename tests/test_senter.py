@@ -14,10 +14,11 @@ from spacy.training import Example
 from spacy.util import load_config, load_model_from_config, registry
 
 import spacy_attnseg
-from spacy_attnseg.architectures import member_projections
+from spacy_attnseg.architectures import member_projections, predict_scores
 from spacy_attnseg.capture import AttentionCapture
 from spacy_attnseg.components.senter import StartDecisions
 from spacy_attnseg.features import (
+    DocRange,
     FeatureSpec,
     doc_features,
     feature_names,
@@ -445,6 +446,27 @@ def test_members_probability_is_the_mean_of_the_members(
     for other in weights[1:]:
         assert other.shape == weights[0].shape
         assert not numpy.allclose(other, weights[0])
+
+
+@pytest.mark.parametrize("fixture", ["trained", "trained_members", "default_nlp"])
+def test_predict_scores_equal_the_model_graph(fixture: str, request: Any) -> None:
+    """The inference path that writes the features straight into the padded batch gives
+    exactly what the thinc graph gives (one member and three; the shipped model), Docs
+    without tokens or wordpieces and ranges of a Doc included."""
+    value = request.getfixturevalue(fixture)
+    nlp = value["nlp"] if isinstance(value, dict) else value
+    model = nlp.get_pipe("attn_senter").model
+    texts = [*TEXTS[:3], "", "   \n ", "Hi."]
+    docs = list(nlp.get_pipe("transformer").pipe(nlp.make_doc(t) for t in texts))
+    items = [*docs, DocRange(docs[0], 2, 9), DocRange(docs[1], 0, 1)]
+    want = [model.ops.to_numpy(s) for s in model.predict(items)]
+    got = predict_scores(model, items)
+    assert len(got) == len(items)
+    for item, w, g in zip(items, want, got, strict=True):
+        assert g.shape == w.shape == (len(item), 2 * model.attrs["members"])
+        numpy.testing.assert_array_equal(g, w)
+    # a batch without tokens
+    assert [len(s) for s in predict_scores(model, docs[3:4])] == [0]
 
 
 def test_members_learn_from_their_own_loss(trained_members: Dict[str, Any]) -> None:

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from thinc.types import Ragged
 
-from spacy_attnseg.windows import group_sums, token_values, window_length, wordpiece_tokens
+from spacy_attnseg import windows
+from spacy_attnseg.windows import (
+    TokenPooling,
+    group_sums,
+    token_values,
+    window_length,
+    wordpiece_tokens,
+)
 
 
 def ragged(rows_per_token: Sequence[Sequence[int]]) -> Ragged:
@@ -69,6 +76,34 @@ def test_token_values_random_against_loop(seed: int) -> None:
         rows_per_token.append([int(r) for r in rng.choice(n_windows * length, n, replace=False)])
     out = token_values(values, ragged(rows_per_token), n_tokens)
     numpy.testing.assert_allclose(out, naive_token_values(values, rows_per_token), rtol=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_pooling_serves_every_array_and_overwrites_out(seed: int) -> None:
+    """A TokenPooling worked out once gives every array of the same windows what
+    token_values gives it alone, also written into a matrix full of other numbers
+    (tokens without wordpieces get 0 there too), and in chunks of a few rows."""
+    rng = numpy.random.default_rng(seed)
+    n_windows, length, n_tokens = 3, 8, 20
+    rows_per_token: List[List[int]] = [
+        [int(r) for r in rng.choice(n_windows * length, int(rng.integers(0, 4)), replace=False)]
+        for _ in range(n_tokens)
+    ]
+    align = ragged(rows_per_token)
+    arrays = [rng.normal(size=(n_windows, length, w)).astype("float32") for w in (2, 5)]
+    pooling = TokenPooling.of(align, length, n_tokens)
+    for values in arrays:
+        out = numpy.full((n_tokens, values.shape[2]), 7.0, dtype="float32")
+        pooling.apply(values, out)
+        numpy.testing.assert_array_equal(out, token_values(values, align, n_tokens))
+        numpy.testing.assert_allclose(out, naive_token_values(values, rows_per_token), rtol=1e-6)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(windows, "GATHER_ROWS", 3)
+        small = TokenPooling.of(align, length, n_tokens)
+        assert len(small.chunks) > 1
+        numpy.testing.assert_allclose(
+            small.apply(arrays[0]), token_values(arrays[0], align, n_tokens), rtol=1e-6
+        )
 
 
 def test_token_values_no_wordpieces() -> None:

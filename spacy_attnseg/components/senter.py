@@ -41,7 +41,7 @@ from spacy.util import load_config, registry
 from thinc.api import Model
 from thinc.types import Floats2d
 
-from ..architectures import member_start_probs, n_members
+from ..architectures import member_start_probs, n_members, predict_scores
 from ..assets import assets_root
 from ..capture import CAPTURED_GROUPS, CaptureRequest
 from ..errors import Errors, Warnings
@@ -334,7 +334,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         """P(S) of the kept rows of each item of ``group``, appended to its Doc's pieces."""
         if not group:
             return
-        scores = self.model.predict([item for _, item, _, _ in group])
+        scores = predict_scores(self.model, [item for _, item, _, _ in group])
         for (index, _, keep_start, keep_end), s in zip(group, scores, strict=True):
             probs = self.model.ops.to_numpy(member_start_probs(s)).astype("float32")
             pieces[index].append(probs[keep_start:keep_end])
