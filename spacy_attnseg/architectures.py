@@ -122,19 +122,7 @@ def build_attn_senter_model(
         model.set_ref("words", words)
     model.attrs["receptive_field"] = receptive_field
     model.attrs["members"] = members
-    _use_numpy_blas(model)
     return model
-
-
-def _use_numpy_blas(model: Model) -> None:
-    """On the CPU, run the model's matrix products in numpy's BLAS rather than thinc's
-    default (blis): for the projection's shapes (a batch's tokens x 2,084 inputs x 256)
-    it took 0.19 s where blis took 0.29 s (20,000 rows, one thread, on the machines this
-    was measured on). Other ops (a GPU's, a platform's own) are left as they are."""
-    if type(model.ops) is NumpyOps and getattr(model.ops, "use_blis", False):
-        ops = NumpyOps(use_blis=False)
-        for node in model.walk():
-            node.ops = ops
 
 
 def _window_encoder(

@@ -469,27 +469,6 @@ def test_predict_scores_equal_the_model_graph(fixture: str, request: Any) -> Non
     assert [len(s) for s in predict_scores(model, docs[3:4])] == [0]
 
 
-def test_cpu_products_run_in_numpy_blas(default_nlp: Language) -> None:
-    """On the CPU every layer of the model multiplies in numpy's BLAS (faster than blis
-    for its shapes), which moves P(S) by float rounding only."""
-    from thinc.api import NumpyOps
-
-    model = default_nlp.get_pipe("attn_senter").model
-    assert all(type(n.ops) is NumpyOps and not n.ops.use_blis for n in model.walk())
-    docs = list(default_nlp.get_pipe("transformer").pipe(default_nlp.make_doc(t) for t in TEXTS))
-    numpy_blas = predict_scores(model, docs)
-    own = model.ops
-    try:
-        for node in model.walk():
-            node.ops = NumpyOps(use_blis=True)
-        blis = predict_scores(model, docs)
-    finally:
-        for node in model.walk():
-            node.ops = own
-    for a, b in zip(numpy_blas, blis, strict=True):
-        numpy.testing.assert_allclose(a, b, atol=1e-5)
-
-
 def test_members_learn_from_their_own_loss(trained_members: Dict[str, Any]) -> None:
     """The gradient of each member's columns is that member's cross-entropy gradient,
     P - onehot(gold), whatever the other members predict."""
