@@ -469,6 +469,23 @@ def test_predict_scores_equal_the_model_graph(fixture: str, request: Any) -> Non
     assert [len(s) for s in predict_scores(model, docs[3:4])] == [0]
 
 
+def test_scores_do_not_depend_on_the_batch(default_nlp: Language) -> None:
+    """A Doc's P(S) is the same to the last bit alone and in any batch (thinc's blis
+    keeps a row's products independent of the other rows; numpy's BLAS did not, for 22
+    of 24 EWT documents), so that sharded runs (Dask, n_process) match one process."""
+    from conftest import ewt_texts
+
+    model = default_nlp.get_pipe("attn_senter").model
+    transformer = default_nlp.get_pipe("transformer")
+    docs = list(transformer.pipe((default_nlp.make_doc(t) for t in ewt_texts()[:12]), batch_size=4))
+    together = predict_scores(model, docs)
+    for i, doc in enumerate(docs):
+        numpy.testing.assert_array_equal(predict_scores(model, [doc])[0], together[i])
+    for i in range(0, len(docs), 3):
+        for j, scores in enumerate(predict_scores(model, docs[i : i + 3])):
+            numpy.testing.assert_array_equal(scores, together[i + j])
+
+
 def test_members_learn_from_their_own_loss(trained_members: Dict[str, Any]) -> None:
     """The gradient of each member's columns is that member's cross-entropy gradient,
     P - onehot(gold), whatever the other members predict."""
