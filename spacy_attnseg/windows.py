@@ -82,7 +82,7 @@ class TokenPooling:
     rows: numpy.ndarray  # the aligned wordpiece rows, sorted by (token, row)
     seg_lengths: numpy.ndarray  # rows per (token, window) segment
     #: per chunk of at most GATHER_ROWS rows: (first row, end row, first segment, end
-    #: segment, the tokens, the windows of each token)
+    #: segment, the tokens, how many windows hold each)
     chunks: Tuple[Tuple[int, int, int, int, numpy.ndarray, numpy.ndarray], ...]
     missing: numpy.ndarray  # the tokens without wordpieces
     n_tokens: int
