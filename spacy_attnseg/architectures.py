@@ -175,16 +175,17 @@ def predict_scores(model: Model, docs: Sequence[Union[Doc, DocRange]]) -> List[F
         return model.predict(list(docs))
     features = model.get_ref("features")
     n_features = features.get_dim("nO")
+    members = member_chains(model)
+    # as with_array's flatten: `pad` zero rows (the same in every member) before, between
+    # and after the Docs that have tokens
+    pad = int(members[0][1].attrs["pad"])
+    starts, row = [], pad
+    for length in lengths:
+        starts.append(row)
+        row += length + pad if length else 0
     per_member: List[List[Floats2d]] = []
     X: Optional[numpy.ndarray] = None
-    for inputs, rest in member_chains(model):
-        # as with_array's flatten: `pad` zero rows before, between and after the Docs
-        # that have tokens
-        pad = int(rest.attrs["pad"])
-        starts, row = [], pad
-        for length in lengths:
-            starts.append(row)
-            row += length + pad if length else 0
+    for inputs, rest in members:
         words = None if inputs is features else inputs.layers[1]
         width = n_features + (words.get_dim("nO") if words is not None else 0)
         if X is None:

@@ -510,13 +510,19 @@ def spec_of(model: Model) -> FeatureSpec:
     )
 
 
-def _raw_features(model: Model, docs: Sequence[Doc], width: Optional[int]) -> List[Floats2d]:
-    spec = spec_of(model)
+def _layer_features(
+    model: Model, doc: Union[Doc, DocRange], out: Optional[numpy.ndarray] = None
+) -> Floats2d:
+    """:func:`doc_features` of ``doc`` with the spec and model size of the layer."""
     n_heads = int(model.attrs.get("n_heads") or 0) or None
     n_layers = int(model.attrs.get("n_layers") or 0) or None
+    return doc_features(doc, spec_of(model), n_heads=n_heads, n_layers=n_layers, out=out)
+
+
+def _raw_features(model: Model, docs: Sequence[Doc], width: Optional[int]) -> List[Floats2d]:
     out = []
     for doc in docs:
-        values = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
+        values = _layer_features(model, doc)
         if values.shape[1] == 0 and width:
             values = cast(Floats2d, numpy.zeros((len(doc), width), dtype="float32"))
         out.append(values)
@@ -548,13 +554,10 @@ def write_features(
     """What an :func:`AttnFeatures` layer outputs for ``docs`` (on the CPU), written
     straight into ``out``: doc ``i`` fills rows ``starts[i]`` on and the first ``nO``
     columns (e.g. a padded batch matrix whose other columns hold more inputs)."""
-    spec = spec_of(model)
-    n_heads = int(model.attrs.get("n_heads") or 0) or None
-    n_layers = int(model.attrs.get("n_layers") or 0) or None
     width = model.get_dim("nO")
     for doc, start in zip(docs, starts, strict=True):
         block = out[start : start + len(doc), :width]
-        doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers, out=block)
+        _layer_features(model, doc, out=block)
         _standardise(model, block)
 
 

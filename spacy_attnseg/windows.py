@@ -202,39 +202,31 @@ class FittedSpans:
         if not self.trf_model.attrs.get("has_transformer"):
             return nested
         budget = self.budget()
+        flat = [span for spans in nested for span in spans]
+        texts = [span.text for span in flat]
         # the windows that might be too long, tokenized in one call as spacy-transformers
         # tokenizes them (each window's text)
-        maybe = [
-            span for spans in nested for span in spans if len(span.text.encode("utf8")) > budget
-        ]
+        maybe = [i for i, text in enumerate(texts) if len(text.encode("utf8")) > budget]
         if not maybe:
             return nested
         encoded = self.trf_model.tokenizer(
-            [span.text for span in maybe],
+            [texts[i] for i in maybe],
             add_special_tokens=False,
             return_attention_mask=False,
             return_token_type_ids=False,
             verbose=False,
         )["input_ids"]
-        too_long = {
-            (id(span.doc), span.start, span.end)
-            for span, ids in zip(maybe, encoded, strict=True)
-            if len(ids) > budget
-        }
+        too_long = {i for i, ids in zip(maybe, encoded, strict=True) if len(ids) > budget}
         if not too_long:
             return nested
-        return [
-            [
-                piece
-                for span in spans
-                for piece in (
-                    self._split(span, budget)
-                    if (id(span.doc), span.start, span.end) in too_long
-                    else [span]
-                )
-            ]
-            for spans in nested
-        ]
+        fitted, i = [], 0
+        for spans in nested:
+            pieces = []
+            for span in spans:
+                pieces += self._split(span, budget) if i in too_long else [span]
+                i += 1
+            fitted.append(pieces)
+        return fitted
 
     def _split(self, span: Any, budget: int) -> List[Any]:
         """``span`` cut into consecutive pieces of at most ``budget`` wordpieces, its
