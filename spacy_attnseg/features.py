@@ -426,10 +426,11 @@ def similarity_features(
             gathered = xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index]
             pooled = ops.reduce_mean(ops.asarray2f(gathered), lengths)
             per_head: Any = pooled.reshape((len(seg_lengths), n_heads, -1))
-            squares = (per_head * per_head).sum(axis=2)  # (n_seg, n_heads)
+            # per head: squared norm of every segment (n_seg, n_heads), and the dot
+            # product of each pair of neighbouring segments in one window
+            squares = xp.einsum("shd,shd->sh", per_head, per_head)
             window_norm = ops.reduce_mean(ops.asarray2f(squares), counts)
-            # every two consecutive segments, then those in one window
-            dots = (per_head[:-1] * per_head[1:]).sum(axis=2)[left]
+            dots = xp.einsum("shd,shd->sh", per_head[:-1], per_head[1:])[left]
             norm = window_norm[pair_window]
             sims[:, k * n_heads : (k + 1) * n_heads] = ops.to_numpy(
                 dots / xp.where(norm > 0, norm, 1.0)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
-from spacy.attrs import IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, ORTH, SPACY
+from spacy.attrs import IDX, IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, LENGTH, ORTH, SPACY
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
 
@@ -335,6 +335,20 @@ def line_firsts(doc: Doc, space: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
+    """The text of each sentence (token index of its start; the last runs to the end of
+    ``doc``), as ``Span.text``: from its first character to its last token's end."""
+    if not len(doc):
+        return []
+    offsets = doc.to_array([IDX, LENGTH])
+    starts = numpy.asarray(sent_starts, dtype="int64")
+    lasts = numpy.append(starts[1:], len(doc)) - 1
+    begins = offsets[starts, 0].tolist()
+    ends = (offsets[lasts, 0] + offsets[lasts, 1]).tolist()
+    text = doc.text
+    return [text[a:b] for a, b in zip(begins, ends, strict=True)]
+
+
 def heading_sentences(
     doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
 ) -> numpy.ndarray:
@@ -346,10 +360,12 @@ def heading_sentences(
     ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
     out = numpy.zeros(len(starts), dtype=bool)
+    if texts is None:
+        texts = sentence_texts(doc, starts)
     for k in range(len(starts) - 1):
         if not starts_line(doc, starts[k]):
             continue
-        text = (texts[k] if texts is not None else doc[starts[k] : starts[k + 1]].text).strip()
+        text = texts[k].strip()
         one_line = LINE_BREAK.search(text) is None
         if (one_line and HEADING_MARK.match(text)) or UNDERLINED.fullmatch(text):
             out[k] = True

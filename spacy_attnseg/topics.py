@@ -41,6 +41,7 @@ the number of sentences (the partition).
 
 import math
 import re
+from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -112,12 +113,21 @@ def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.n
     words = [DIGITS.sub("0", text.lower()).split() for text in texts]
     keys: Dict[Tuple[Any, ...], List[int]] = {}
     low, high = TEMPLATE_WORDS
+    lines = []  # the texts that may be lines of a template
     for i, w in enumerate(words):
-        lettered = sum(any(c.isalpha() for c in word) for word in w)
+        lettered = sum(any(map(str.isalpha, word)) for word in w)
         if lettered == 0:
             continue
         keys.setdefault(("=", *w), []).append(i)
         if lettered >= low and len(w) <= high:
+            lines.append(i)
+    # lines of one template share their length and their first word (or, where the first
+    # word is the one that differs, their last): only texts that share one of these with
+    # enough others get the one key per word
+    ends = Counter(key for i in lines for key in _ends(words[i]))
+    for i in lines:
+        w = words[i]
+        if any(ends[key] >= min_copies for key in _ends(w)):
             for j in range(len(w)):
                 keys.setdefault((j, *w[:j], *w[j + 1 :]), []).append(i)
     parent = list(range(len(words)))
@@ -137,6 +147,11 @@ def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.n
     return numpy.array(
         [order.setdefault(root(i), len(order)) for i in range(len(words))], dtype="int64"
     )
+
+
+def _ends(words: List[str]) -> Tuple[Tuple[int, str, str], Tuple[int, str, str]]:
+    """The length and first word, and the length and last word, of a text's words."""
+    return (len(words), "first", words[0]), (len(words), "last", words[-1])
 
 
 def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:

@@ -28,6 +28,7 @@ from spacy_attnseg.sentences import (
     paragraph_starts,
     sentence_scores,
     sentence_starts,
+    sentence_texts,
     unmarked_starts,
     validate_candidates,
 )
@@ -643,3 +644,26 @@ def test_heading_sentences() -> None:
     # and not the last sentence (it heads nothing)
     assert headings == ["# Attention heads", "Results", "Setup notes\n====="], texts
     assert "Last words" in texts and "Dear Anna," in texts
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(
+            list("ab .!?\n\t\u00a0\u2028") + ["\U0001f600", "\u0301", "\ud7ff"]
+        ),
+        max_size=60,
+    ),
+    cuts=st.sets(st.integers(1, 60), max_size=8),
+)
+@example(text="", cuts=set())
+@example(text="  a. \U0001f600 b!\n\n", cuts={2, 5})
+def test_sentence_texts_equal_span_texts(text: str, cuts: set) -> None:
+    """Each sentence's text sliced from ``doc.text`` is its ``Span.text``: leading
+    whitespace tokens kept, the last token's trailing space left out, astral characters
+    and combining marks counted as Python counts them."""
+    doc = spacy.blank("en")(text)
+    starts = sorted({0, *(c for c in cuts if c < len(doc))}) if len(doc) else []
+    ends = [*starts[1:], len(doc)] if starts else []
+    expected = [doc[a:b].text for a, b in zip(starts, ends, strict=True)]
+    assert sentence_texts(doc, starts) == expected

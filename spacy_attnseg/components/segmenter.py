@@ -35,6 +35,7 @@ from ..sentences import (
     heading_sentences,
     normalised_window_scores,
     paragraph_starts,
+    sentence_texts,
     starts_line,
     validate_candidates,
 )
@@ -469,8 +470,7 @@ class AttnSegmenter(AttentionPipe):
             hidden = to_numpy(output.last_hidden_state)
         sentence_of_token = topics.sentence_index(sent_starts, len(doc))
         means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
-        ends = [*sent_starts[1:].tolist(), len(doc)]
-        texts = [doc[a:b].text for a, b in zip(sent_starts.tolist(), ends, strict=True)]
+        texts = sentence_texts(doc, sent_starts)
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
