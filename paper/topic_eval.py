@@ -215,9 +215,10 @@ def run(
     penalties: Sequence[float] = (),
 ) -> Dict[str, Any]:
     """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` adds a
-    row: the component's segments with that ``segment_penalty``, recomputed from the
-    sentence vectors of the same pass (the component's ``topics.segment`` call is
-    recorded), so a sweep costs one pass."""
+    row: the component's segments with that penalty for every boundary (as
+    ``segment_penalty`` and ``paragraph_penalty``: a set whose documents have paragraph
+    breaks tunes the second), recomputed from the sentence vectors of the same pass (the
+    component's ``topics.segment`` call is recorded), so a sweep costs one pass."""
     from tqdm import tqdm
 
     from spacy_attnseg import topics
@@ -235,7 +236,7 @@ def run(
             systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = lambda doc, t=t: (
                 second.chonkie(sentences(doc), t)
             )
-    swept = {f"attn_segmenter (segment_penalty {p})": p for p in penalties}
+    swept = {f"attn_segmenter (penalty {p})": p for p in penalties}
     names = ["attn_segmenter", *swept, "no boundary", *systems]
     if fig5 is not None:
         names.append("Fig. 5 rule (attn_head_pairs)")
@@ -276,7 +277,9 @@ def run(
         for name, penalty in swept.items():
             means, settings = calls[i]
             assert len(means) == len(sent_starts), "a recorded call of another document"
-            starts, _ = segment(means, **{**settings, "penalty": penalty})
+            starts, _ = segment(
+                means, **{**settings, "penalty": penalty, "paragraph_penalty": penalty}
+            )
             hyps[name] = [sent_starts[s] for s in starts]
         second.clear()
         if systems:

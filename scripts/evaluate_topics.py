@@ -48,8 +48,9 @@ def main(argv: Any = None) -> int:
     parser.add_argument(
         "--penalties",
         default="",
-        help="comma-separated segment_penalty values scored beside the setting, from the "
-        "same pass (e.g. 0.37,0.5,0.65): a tuning sweep",
+        help="comma-separated penalties scored beside the setting, from the same pass, each "
+        "for every boundary (segment_penalty between sentences and paragraph_penalty between "
+        "paragraphs; e.g. 0.45,0.5,0.6): a tuning sweep",
     )
     args = parser.parse_args(argv)
     import torch

@@ -309,7 +309,10 @@ def chunk_cli(
     max_sents: int = typer.Option(0, "--max-sents", help="Most sentences (0: no limit)."),
     n_segments: int = typer.Option(0, "--segments", help="Chunks per document (0: auto)."),
     penalty: Optional[float] = typer.Option(
-        None, "--penalty", help="Cost of a boundary (higher: fewer chunks; default: the model's)."
+        None,
+        "--penalty",
+        help="Cost of a boundary, between sentences and between paragraphs (higher: fewer "
+        "chunks; default: the model's).",
     ),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
@@ -344,8 +347,12 @@ def chunk_cli(
         from .topics import PENALTY, valid_penalty
 
         if not valid_penalty(penalty):
-            raise typer.BadParameter(Errors.E020.format(value=penalty, default=PENALTY))
+            raise typer.BadParameter(
+                Errors.E020.format(key="segment_penalty", value=penalty, default=PENALTY)
+            )
+        # one cost for every boundary, between sentences and between paragraphs
         overrides["components.attn_segmenter.segment_penalty"] = penalty
+        overrides["components.attn_segmenter.paragraph_penalty"] = None
     job = Job(
         model=model,
         output="chunks",

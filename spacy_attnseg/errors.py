@@ -84,8 +84,9 @@ class Errors:
     )
     E019 = "[E019] Unknown `segment_method` '{value}': use one of {methods}."
     E020 = (
-        "[E020] Invalid `segment_penalty` {value}: it must be a number of at least 0 "
-        "(higher gives fewer topic segments; the default is {default})."
+        "[E020] Invalid `{key}` {value}: it must be a number greater than 0 "
+        "(higher gives fewer topic segments; the default is {default}; for a segment per "
+        "sentence, set `max_sents` to 1)."
     )
     E021 = (
         "[E021] Invalid `merge_threshold` {value}: it must be a finite number of at least 0 "

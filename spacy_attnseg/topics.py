@@ -13,7 +13,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    they are scaled to unit length.
 2. **Partition** (the default method): the segmentation that minimises the sum, over
    segments, of the squared distances of the segment's unit vectors from their mean,
-   plus ``penalty * noise * ln(n_units)`` per boundary (kernel change-point detection
+   plus ``penalty * noise * ln(n_units)`` per boundary (``paragraph_penalty`` in place of
+   ``penalty`` where the units are paragraphs; kernel change-point detection
    with a linear kernel and a BIC-style penalty; solved exactly by dynamic programming
    with PELT pruning and runs of at most 256 units, linear in the number of units).
    ``noise`` (``scale="noise"``, the default) is the document's own step size: the
@@ -51,12 +52,16 @@ from .windows import aligned_rows, group_sums
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
 # the boundary penalty chosen on the tuning halves (configs/minilm.cfg)
-PENALTY = 0.55
+PENALTY = 0.5
+# the penalty where the units are paragraphs (a text with paragraph breaks)
+PARAGRAPH_PENALTY = 0.55
 
 
 def valid_penalty(value: float) -> bool:
-    """Whether ``value`` can be a boundary penalty: a finite number of at least 0."""
-    return math.isfinite(value) and value >= 0
+    """Whether ``value`` can be a boundary penalty: a finite number greater than 0 (a
+    boundary's score is measured in penalties; ``max_sents`` 1 gives every sentence a
+    segment of its own)."""
+    return math.isfinite(value) and value > 0
 
 
 def mean_vectors(
@@ -516,6 +521,7 @@ def segment(
     *,
     method: str = "partition",
     penalty: float = PENALTY,
+    paragraph_penalty: Optional[float] = None,
     scale: str = "noise",
     standardise: bool = True,
     window: int = 2,
@@ -532,6 +538,8 @@ def segment(
     """Segment starts (sentence indices, 0 first) and their scores.
 
     means: ``(n_sents, width)`` mean hidden state of each sentence (``mean_vectors``).
+    penalty: what a boundary costs (module docstring) where the units are sentences.
+    paragraph_penalty: the same where they are paragraphs (None: ``penalty``).
     scale: ``"noise"`` or ``"unit"``: what ``penalty`` is relative to (module docstring).
     standardise: scale each dimension by its spread first (``unit_vectors``).
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
@@ -557,6 +565,8 @@ def segment(
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
         unit_first = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         min_len = 1
+        if paragraph_penalty is not None:
+            penalty = paragraph_penalty
     heads = numpy.zeros(n, dtype=bool)
     if headings is not None and len(headings) == n:
         heads = numpy.asarray(headings, dtype=bool)

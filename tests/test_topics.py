@@ -824,6 +824,33 @@ def test_segments_start_only_at_paragraphs() -> None:
     assert all(s % 4 == 0 for s in starts) and len(starts) > 1
 
 
+def test_paragraph_penalty_prices_boundaries_between_paragraphs_only() -> None:
+    """With paragraphs as units the partition pays ``paragraph_penalty`` per boundary
+    (as ``penalty`` itself would), and with sentences as units it pays ``penalty``."""
+    rng = numpy.random.default_rng(5)
+    means = numpy.repeat(rng.normal(size=(3, 16)), 6, axis=0) + 0.6 * rng.normal(size=(18, 16))
+    paragraphs = numpy.arange(18) // 2
+    for low, high in ((0.05, 5.0), (0.5, 0.8)):
+        by_low = topics.segment(means, penalty=low, paragraphs=paragraphs)
+        by_high = topics.segment(means, penalty=high, paragraphs=paragraphs)
+        assert (
+            topics.segment(means, penalty=high, paragraph_penalty=low, paragraphs=paragraphs)
+            == by_low
+        )
+        assert (
+            topics.segment(means, penalty=low, paragraph_penalty=high, paragraphs=paragraphs)
+            == by_high
+        )
+        assert topics.segment(means, penalty=low, paragraph_penalty=high) == topics.segment(
+            means, penalty=low
+        )
+    # (the two penalties part on this document)
+    assert (
+        topics.segment(means, penalty=0.05, paragraphs=paragraphs)[0]
+        != topics.segment(means, penalty=5.0, paragraphs=paragraphs)[0]
+    )
+
+
 def test_paragraph_starts(minilm_nlp: Any) -> None:
     from spacy_attnseg.sentences import paragraph_starts
 

@@ -81,6 +81,7 @@ def install_extensions() -> None:
         "segment_layers": 4,
         "segment_method": "partition",
         "segment_penalty": topics.PENALTY,
+        "paragraph_penalty": topics.PARAGRAPH_PENALTY,
         "segment_scale": "noise",
         "segment_standardise": True,
         "segment_paragraphs": True,
@@ -112,6 +113,7 @@ def make_attn_segmenter(
     segment_layers: int,
     segment_method: str,
     segment_penalty: float,
+    paragraph_penalty: Optional[float],
     segment_scale: str,
     segment_standardise: bool,
     segment_paragraphs: bool,
@@ -163,6 +165,8 @@ def make_attn_segmenter(
         the default) or "texttiling" (depth scores of gap similarities).
     segment_penalty (float): "partition": what a boundary costs, times ln(number of
         units) and the document's step noise; higher gives fewer segments.
+    paragraph_penalty (Optional[float]): the same where the units are paragraphs (with
+        ``segment_paragraphs``, a text with paragraph breaks); null: ``segment_penalty``.
     segment_scale (str): "noise" (the default): the penalty is relative to the
         document's own step noise, the median half squared distance of neighbouring
         sentence vectors; "unit": it is not scaled.
@@ -203,6 +207,7 @@ def make_attn_segmenter(
         segment_layers=segment_layers,
         segment_method=segment_method,
         segment_penalty=segment_penalty,
+        paragraph_penalty=paragraph_penalty,
         segment_scale=segment_scale,
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
@@ -255,6 +260,7 @@ class AttnSegmenter(AttentionPipe):
         segment_layers: int = 4,
         segment_method: str = "partition",
         segment_penalty: float = topics.PENALTY,
+        paragraph_penalty: Optional[float] = topics.PARAGRAPH_PENALTY,
         segment_scale: str = "noise",
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
@@ -280,8 +286,12 @@ class AttnSegmenter(AttentionPipe):
                 raise ValueError(Errors.E015.format(key=key, value=value))
         if segment_method not in topics.METHODS:
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
-        if not topics.valid_penalty(segment_penalty):
-            raise ValueError(Errors.E020.format(value=segment_penalty, default=topics.PENALTY))
+        for key, penalty, default in (
+            ("segment_penalty", segment_penalty, topics.PENALTY),
+            ("paragraph_penalty", paragraph_penalty, topics.PARAGRAPH_PENALTY),
+        ):
+            if penalty is not None and not topics.valid_penalty(penalty):
+                raise ValueError(Errors.E020.format(key=key, value=penalty, default=default))
         if segment_scale not in topics.SCALES:
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name
@@ -315,6 +325,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_layers": int(segment_layers),
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
+            "paragraph_penalty": None if paragraph_penalty is None else float(paragraph_penalty),
             "segment_scale": segment_scale,
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
@@ -479,6 +490,7 @@ class AttnSegmenter(AttentionPipe):
             means,
             method=cfg["segment_method"],
             penalty=cfg["segment_penalty"],
+            paragraph_penalty=cfg.get("paragraph_penalty"),
             scale=cfg["segment_scale"],
             standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
