@@ -373,7 +373,7 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"preset": "x"}, "E012"),
         ({"segment_method": "kmeans"}, "E019"),
         ({"segment_penalty": -1.0}, "E020"),
-        ({"paragraph_penalty": float("nan")}, "E020"),
+        ({"paragraph_penalty": -2.0}, "E020"),
         ({"paragraph_penalty": 0.0}, "E020"),
         ({"segment_scale": "log"}, "E028"),
     ],
