@@ -351,8 +351,16 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
             means[copies] = means[copies].mean(axis=0)
         # the pieces are the paragraphs: a sentence after the separator opens one
         paragraph = [k == 0 or separator in doc[s.start - 1].text for k, s in enumerate(sents)]
+        # the pipeline's costs of a boundary, between sentences and between paragraphs
+        cfg = minilm_nlp.get_pipe("attn_segmenter").cfg
+        penalties = {
+            "penalty": cfg["segment_penalty"],
+            "paragraph_penalty": cfg["paragraph_penalty"],
+        }
         starts, scores = topics.segment(
-            means, paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None
+            means,
+            paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None,
+            **penalties,
         )
         group = doc.spans["attn_segments"]
         assert [span.start for span in group] == [sents[k].start for k in starts]
@@ -365,6 +373,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
             means,
             standardise=False,
             paragraphs=numpy.cumsum(paragraph) - 1 if separator != " " else None,
+            **penalties,
         )
         plain_doc = unstandardised(text)
         plain = plain_doc.spans["attn_segments"]
