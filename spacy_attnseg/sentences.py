@@ -338,10 +338,10 @@ def line_firsts(doc: Doc, space: numpy.ndarray) -> numpy.ndarray:
 def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
     """The text of each sentence (token index of its start; the last runs to the end of
     ``doc``), as ``Span.text``: from its first character to its last token's end."""
-    if not len(doc):
+    starts = numpy.asarray(sent_starts, dtype="int64").reshape(-1)
+    if not len(doc) or not len(starts):
         return []
     offsets = doc.to_array([IDX, LENGTH])
-    starts = numpy.asarray(sent_starts, dtype="int64")
     lasts = numpy.append(starts[1:], len(doc)) - 1
     begins = offsets[starts, 0].tolist()
     ends = (offsets[lasts, 0] + offsets[lasts, 1]).tolist()

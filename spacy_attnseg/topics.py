@@ -51,9 +51,9 @@ from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
-# the boundary penalty chosen on the tuning halves (configs/minilm.cfg)
+# the boundary penalties chosen on the tuning halves (configs/minilm.cfg): between
+# sentences, and where the units are paragraphs (a text with paragraph breaks)
 PENALTY = 0.5
-# the penalty where the units are paragraphs (a text with paragraph breaks)
 PARAGRAPH_PENALTY = 0.55
 
 

@@ -667,3 +667,4 @@ def test_sentence_texts_equal_span_texts(text: str, cuts: set) -> None:
     ends = [*starts[1:], len(doc)] if starts else []
     expected = [doc[a:b].text for a, b in zip(starts, ends, strict=True)]
     assert sentence_texts(doc, starts) == expected
+    assert sentence_texts(doc, []) == []

@@ -490,7 +490,7 @@ class AttnSegmenter(AttentionPipe):
             means,
             method=cfg["segment_method"],
             penalty=cfg["segment_penalty"],
-            paragraph_penalty=cfg.get("paragraph_penalty"),
+            paragraph_penalty=cfg["paragraph_penalty"],
             scale=cfg["segment_scale"],
             standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
