@@ -32,7 +32,7 @@ import math
 import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 from thinc.api import Model
@@ -62,6 +62,8 @@ HIDDEN_LAYERS = "attnseg_hidden_layers"
 OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS, HIDDEN, HIDDEN_LAYERS)
 #: The outputs that are read, and released, together.
 CAPTURED_GROUPS = ((COLSUMS, COLSUM_HEADS), (CONTEXT, CONTEXT_LAYERS), (HIDDEN, HIDDEN_LAYERS))
+#: The windows of one chunk: a slice of the batch, or their indices in it.
+Rows = Union[slice, torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -165,24 +167,37 @@ def _array_module(array: Any) -> Any:
 class _PassState:
     """What the hooks collect during one forward pass, chunk by chunk of windows (see
     :class:`_ChunkedForward`): each captured array is allocated for the whole batch
-    (``n_rows`` windows) at the first chunk and filled at the chunk's ``rows``."""
+    (``n_rows`` windows of ``width`` padded wordpieces) at the first chunk and filled at
+    the chunk's ``rows``, in its first ``length`` positions."""
 
     attention_mask: Optional[torch.Tensor] = None
     keep: Optional[torch.Tensor] = None
     n_rows: int = 0
-    rows: slice = field(default_factory=lambda: slice(None))
+    width: int = 0
+    rows: Rows = field(default_factory=lambda: slice(None))
+    length: Optional[int] = None
     queries: Dict[int, torch.Tensor] = field(default_factory=dict)
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
     colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
-    hidden: Optional[torch.Tensor] = None
+    hidden: Dict[int, torch.Tensor] = field(default_factory=dict)
     hidden_layers: Set[int] = field(default_factory=set)
     # (heads, L, L): the chunk's relative position bias (MPNet), added to every layer
     position_bias: Optional[torch.Tensor] = None
 
-    def fill(self, store: Dict[int, torch.Tensor], key: int, value: torch.Tensor) -> None:
+    def chunk_of(self, per_window: torch.Tensor) -> torch.Tensor:
+        """The chunk's part of a ``(n_rows, width)`` array of the batch."""
+        return per_window[self.rows, : self.length]
+
+    def fill(
+        self,
+        store: Dict[Any, torch.Tensor],
+        key: Any,
+        value: torch.Tensor,
+        length_dims: Tuple[int, ...],
+    ) -> None:
         """Write a chunk's ``value`` into ``store[key]`` (see :func:`_fill_rows`)."""
-        _fill_rows(store, key, value, self.n_rows, self.rows)
+        _fill_rows(store, key, value, (self.n_rows, self.width), self.rows, length_dims)
 
 
 #: Padded wordpieces per chunk of windows that the model runs at a time when a component
@@ -190,6 +205,10 @@ class _PassState:
 #: the attention maps and intermediate activations of only one chunk are in memory at
 #: once; outputs and captured arrays are written into one array for the batch).
 CHUNK_WORDPIECES = 8192
+#: A chunk holds windows with at least this share of its longest window's wordpieces:
+#: windows run sorted by length, each chunk padded to its own longest window only (a
+#: spacy-transformers batch pads every window to the batch's longest).
+CHUNK_LENGTH_SHARE = 0.8
 
 
 class AttentionCapture:
@@ -302,7 +321,8 @@ class AttentionCapture:
                     modules[layer].output.register_forward_pre_hook(self._hook_context(layer))
                 )
             for layer in sorted(request.hidden_layers):
-                handles.append(modules[layer].block.register_forward_hook(self._hook_hidden(layer)))
+                hook = self._hook_hidden(layer, family.hidden_state)
+                handles.append(modules[layer].block.register_forward_hook(hook))
         if family is not None:
             hf_model.forward = _ChunkedForward(hf_model, self)
             self._chunked = hf_model
@@ -326,8 +346,8 @@ class AttentionCapture:
         if attention_mask is None and input_ids is not None:
             attention_mask = torch.ones_like(input_ids)
         self.forward_calls += 1
-        n_rows = int(attention_mask.shape[0]) if attention_mask is not None else 0
-        self._state = _PassState(attention_mask=attention_mask, n_rows=n_rows)
+        n_rows, width = attention_mask.shape if attention_mask is not None else (0, 0)
+        self._state = _PassState(attention_mask=attention_mask, n_rows=n_rows, width=width)
         if input_ids is not None and self._special_ids is not None:
             self._state.keep = keep_mask(input_ids, attention_mask, self._special_ids)
 
@@ -339,7 +359,7 @@ class AttentionCapture:
                 colsums = self._layer_colsums(
                     state.queries.pop(layer), state.keys.pop(layer), layer
                 )
-                state.fill(state.colsums, layer, colsums)
+                state.fill(state.colsums, layer, colsums, length_dims=(2,))
 
         return hook
 
@@ -350,17 +370,18 @@ class AttentionCapture:
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
             state = self._state
-            state.fill(state.context, layer, args[0].detach())
+            state.fill(state.context, layer, args[0].detach(), length_dims=(1,))
 
         return hook
 
-    def _hook_hidden(self, layer: int) -> Callable:
+    def _hook_hidden(self, layer: int, hidden_state: Callable[[Any], torch.Tensor]) -> Callable:
         def hook(module: Any, args: Tuple, output: Any) -> None:
-            hidden = (output[0] if isinstance(output, (tuple, list)) else output).detach()
+            hidden = hidden_state(output).detach()
             state = self._state
-            if state.hidden is None:
-                state.hidden = hidden.new_zeros((state.n_rows, *hidden.shape[1:]))
-            state.hidden[state.rows] += hidden
+            if 0 in state.hidden:
+                # the captured layers' sum (zeros where this chunk has not been yet)
+                hidden = hidden + state.chunk_of(state.hidden[0])
+            state.fill(state.hidden, 0, hidden, length_dims=(1,))
             state.hidden_layers.add(layer)
 
         return hook
@@ -382,10 +403,10 @@ class AttentionCapture:
         if state.position_bias is not None:
             bias = state.position_bias
             scores += (bias[heads] if len(heads) < self._n_heads else bias)[None]
-        pad = (state.attention_mask[state.rows] == 0)[:, None, None, :]
+        pad = (state.chunk_of(state.attention_mask) == 0)[:, None, None, :]
         scores.masked_fill_(pad, torch.finfo(scores.dtype).min)
         probs = torch.softmax(scores, dim=-1)
-        return column_sums(probs, state.keep[state.rows])
+        return column_sums(probs, state.chunk_of(state.keep))
 
     def _end_pass(self, module: Any, args: Tuple, output: Any) -> None:
         state = self._state
@@ -409,8 +430,8 @@ class AttentionCapture:
             output[CONTEXT] = tensors
             index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
             output[CONTEXT_LAYERS] = index[None].expand(batch, -1).contiguous()
-        if state.hidden is not None:
-            hidden = state.hidden
+        if state.hidden:
+            hidden = state.hidden[0]
             batch = hidden.shape[0]
             output[HIDDEN] = hidden
             layers = sorted(state.hidden_layers)
@@ -418,12 +439,68 @@ class AttentionCapture:
             output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
 
 
+#: The dimensions of a Hugging Face encoder's outputs that run along the window's
+#: wordpieces (the batch's rows are dimension 0).
+OUTPUT_LENGTH_DIMS: Dict[str, Tuple[int, ...]] = {
+    "last_hidden_state": (1,),
+    "pooler_output": (),
+    "hidden_states": (1,),
+    "attentions": (2, 3),
+}
+
+
+def plan_chunks(lengths: Sequence[int], budget: int, share: float) -> List[Tuple[List[int], int]]:
+    """Windows (their wordpiece counts ``lengths``) in chunks to run one at a time:
+    ``(windows, length)`` per chunk, longest windows first. A chunk's windows have at
+    least ``share`` of the wordpieces of its longest, ``length``, and ``length`` times
+    their number is at most ``budget`` (a longer window runs alone)."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    chunks: List[Tuple[List[int], int]] = []
+    start = 0
+    while start < len(order):
+        longest = max(1, int(lengths[order[start]]))
+        end = start + 1
+        while (
+            end < len(order)
+            and (end - start + 1) * longest <= budget
+            and lengths[order[end]] >= share * longest
+        ):
+            end += 1
+        chunks.append((order[start:end], longest))
+        start = end
+    return chunks
+
+
+def right_padded_lengths(attention_mask: Any, width: int) -> Optional[List[int]]:
+    """Each window's wordpiece count when every window's wordpieces come first and its
+    padding after them (as spacy-transformers' tokenizers pad); None otherwise."""
+    if not isinstance(attention_mask, torch.Tensor) or attention_mask.dim() != 2:
+        return None
+    real = attention_mask != 0
+    lengths = real.sum(dim=1)
+    positions = torch.arange(width, device=real.device)
+    if not torch.equal(real, positions[None, :] < lengths[:, None]):
+        return None
+    return [int(length) for length in lengths.tolist()]
+
+
+def _rows(windows: List[int], device: Any) -> Rows:
+    """A chunk's windows as a slice where they are consecutive, else as indices."""
+    if windows == list(range(windows[0], windows[-1] + 1)):
+        return slice(windows[0], windows[-1] + 1)
+    return torch.tensor(windows, dtype=torch.long, device=device)
+
+
 class _ChunkedForward:
-    """The forward method of a Hugging Face encoder, run on chunks of at most
-    :data:`CHUNK_WORDPIECES` padded wordpieces (whole windows, in order) with the
-    outputs concatenated: windows do not attend to each other, so each window's output
-    is the one the whole batch gives (up to the last bit of float rounding, which the
-    size of a BLAS call may change, as the batch's composition already does)."""
+    """The forward method of a Hugging Face encoder, run on chunks of windows
+    (:func:`plan_chunks`: at most :data:`CHUNK_WORDPIECES` padded wordpieces, windows of
+    similar length, each chunk padded to its own longest window) with the outputs
+    written back into one array per output for the batch, in the batch's order and
+    width. Windows do not attend to each other and padding is masked, so each window's
+    outputs at its wordpieces are those of the whole batch (up to the last bit of float
+    rounding, which the size of a BLAS call may change, as the batch's composition
+    already does); positions past a window's wordpieces hold no output of the model.
+    Windows padded otherwise than at the end run in the batch's order and width."""
 
     def __init__(self, module: Any, capture: "AttentionCapture") -> None:
         self.forward = type(module).forward.__get__(module)
@@ -433,34 +510,40 @@ class _ChunkedForward:
         input_ids = kwargs.get("input_ids")
         if args or not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
             return self.forward(*args, **kwargs)
-        n_rows, length = input_ids.shape
-        step = max(1, CHUNK_WORDPIECES // max(1, length))
-        if n_rows <= step:
+        n_rows, width = input_ids.shape
+        lengths = right_padded_lengths(kwargs.get("attention_mask"), width)
+        chunks = plan_chunks(
+            lengths if lengths is not None else [width] * n_rows,
+            CHUNK_WORDPIECES,
+            CHUNK_LENGTH_SHARE,
+        )
+        if len(chunks) == 1 and chunks[0][1] == width:
             return self.forward(**kwargs)
         state = self.capture._state
         merged: Dict[Any, Any] = {}
         first: Any = None
-        for start in range(0, n_rows, step):
-            rows = slice(start, start + step)
-            state.rows = rows
+        for windows, length in chunks:
+            rows = _rows(windows, input_ids.device)
+            state.rows, state.length = rows, length
             part = {
-                key: value[rows]
-                if isinstance(value, torch.Tensor) and value.shape[:1] == (n_rows,)
-                else value
+                key: _chunk_input(value, rows, length, (n_rows, width))
                 for key, value in kwargs.items()
             }
             output = self.forward(**part)
             first = first if first is not None else output
             # each output written into one tensor for the batch (no list of chunks)
             for key, value in output.items():
+                if key not in OUTPUT_LENGTH_DIMS:
+                    raise ValueError(Errors.E120.format(key=key, known=sorted(OUTPUT_LENGTH_DIMS)))
+                dims = OUTPUT_LENGTH_DIMS[key]
                 if isinstance(value, torch.Tensor):
-                    _fill_rows(merged, key, value, n_rows, rows)
+                    _fill_rows(merged, key, value, (n_rows, width), rows, dims)
                 elif isinstance(value, tuple):
                     for k, item in enumerate(value):
-                        _fill_rows(merged, (key, k), item, n_rows, rows)
+                        _fill_rows(merged, (key, k), item, (n_rows, width), rows, dims)
                 else:
                     merged.setdefault(key, value)
-        state.rows = slice(None)
+        state.rows, state.length = slice(None), None
         values: Dict[str, Any] = {}
         for key, value in first.items():
             if isinstance(value, tuple):
@@ -470,15 +553,42 @@ class _ChunkedForward:
         return type(first)(**values)
 
 
-def _fill_rows(store: Dict[Any, Any], key: Any, value: Any, n_rows: int, rows: slice) -> None:
-    """Write the rows ``rows`` of a batch of ``n_rows`` into ``store[key]``, allocated
-    for the whole batch on first use (a batch that ran in one piece is stored as is)."""
-    if value.shape[0] == n_rows:
+def _chunk_input(value: Any, rows: Rows, length: int, batch: Tuple[int, int]) -> Any:
+    """A chunk's part of a forward argument: its rows, and its first ``length``
+    positions of a per-wordpiece argument (ids, masks, positions)."""
+    if not isinstance(value, torch.Tensor) or value.shape[:1] != batch[:1]:
+        return value
+    if value.shape[:2] == batch:
+        return value[rows, :length]
+    return value[rows]
+
+
+def _fill_rows(
+    store: Dict[Any, Any],
+    key: Any,
+    value: Any,
+    batch: Tuple[int, int],
+    rows: Rows,
+    length_dims: Tuple[int, ...],
+) -> None:
+    """Write a chunk's ``value`` (its ``rows`` of a batch of ``batch = (n_rows, width)``
+    windows; ``length_dims`` run along the chunk's wordpieces) into ``store[key]``,
+    allocated for the whole batch on first use and zero where no chunk writes. A batch
+    that ran in one piece is stored as is."""
+    n_rows, width = batch
+    if value.shape[0] == n_rows and all(value.shape[d] == width for d in length_dims):
         store[key] = value
         return
     if key not in store:
-        store[key] = value.new_empty((n_rows, *value.shape[1:]))
-    store[key][rows] = value
+        shape = list(value.shape)
+        shape[0] = n_rows
+        for d in length_dims:
+            shape[d] = width
+        store[key] = value.new_zeros(shape)
+    index: List[Any] = [rows] + [slice(None)] * (value.dim() - 1)
+    for d in length_dims:
+        index[d] = slice(0, value.shape[d])
+    store[key][tuple(index)] = value
 
 
 class _CapturingForward:

@@ -215,6 +215,11 @@ class Errors:
         "these {n_tokens} tokens need ({n_tokens}, {width}). Pass a matrix of that shape, "
         "or none."
     )
+    E120 = (
+        "[E120] The transformer returned an output '{key}' that spacy-attnseg cannot put "
+        "back together from chunks of windows (it knows {known}). Turn that output off "
+        "in the transformer's config, or report the model on the issue tracker."
+    )
 
 
 class Warnings:

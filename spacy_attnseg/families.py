@@ -23,15 +23,26 @@ class AttentionModules:
     block: torch.nn.Module  # the whole transformer layer; its output is the hidden state
 
 
+def _first_output(output: Any) -> torch.Tensor:
+    return output[0] if isinstance(output, (tuple, list)) else output
+
+
+def _last_output(output: Any) -> torch.Tensor:
+    return output[-1] if isinstance(output, (tuple, list)) else output
+
+
 @dataclass(frozen=True)
 class Family:
     """How to find the attention layers of one architecture family; ``position_bias``
     finds the module whose output is a bias added to every layer's attention scores
-    (MPNet's relative position buckets: ``(L, L, heads)``), None for plain attention."""
+    (MPNet's relative position buckets: ``(L, L, heads)``), None for plain attention;
+    ``hidden_state`` picks the hidden state out of a layer's output (which also holds
+    the attention maps when the model returns them)."""
 
     name: str
     layers: Callable[[Any], List[AttentionModules]]
     position_bias: Optional[Callable[[Any], torch.nn.Module]] = None
+    hidden_state: Callable[[Any], torch.Tensor] = _first_output
 
 
 def _bert_like(model: Any) -> List[AttentionModules]:
@@ -76,7 +87,8 @@ FAMILIES = {
     "xlm-roberta": Family("xlm-roberta", _bert_like),
     "camembert": Family("camembert", _bert_like),
     "electra": Family("electra", _bert_like),
-    "distilbert": Family("distilbert", _distilbert),
+    # (a DistilBERT layer returns (attention maps, hidden state) when asked for the maps)
+    "distilbert": Family("distilbert", _distilbert, hidden_state=_last_output),
     "mpnet": Family(
         "mpnet", _mpnet, position_bias=lambda model: model.encoder.relative_attention_bias
     ),

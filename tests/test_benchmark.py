@@ -11,6 +11,7 @@ from typing import Any, Iterator, List, Tuple
 import spacy
 
 from paper import benchmark
+from spacy_attnseg import capture
 
 
 def test_worker_measures_the_cycled_documents(capsys: Any) -> None:
@@ -26,6 +27,13 @@ def test_worker_measures_the_cycled_documents(capsys: Any) -> None:
 
 def test_build_gives_each_mode_its_components() -> None:
     assert benchmark.build("transformer").pipe_names == ["transformer"]
+    # the pass as a component runs it (windows in chunks), capturing nothing
+    alone = benchmark.build("pass")
+    assert alone.pipe_names == ["transformer"]
+    output = alone("One sentence. Another one.")._.trf_data.model_output
+    assert not any(key.startswith("attnseg_") for key in output)
+    hf_model = alone.get_pipe("transformer").model.transformer
+    assert isinstance(hf_model.forward, capture._ChunkedForward)
     sentences = benchmark.build("sentences")
     assert sentences.get_pipe("attn_segmenter").cfg["spans_key"] == ""
     # pairs modes: attn_head_pairs in place of attn_segmenter, on the heads the mode names

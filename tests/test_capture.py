@@ -9,18 +9,25 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy
 import pytest
 import torch
-from conftest import transformer_only_nlp
+from conftest import ewt_texts, transformer_only_nlp
+from hypothesis import given
+from hypothesis import strategies as st
 from spacy.util import minibatch
 from spacy_transformers.util import batch_by_length
 from transformers import AutoModel
 
 import spacy_attnseg
+from spacy_attnseg import capture
 from spacy_attnseg.capture import (
     COLSUM_HEADS,
     COLSUMS,
     CONTEXT,
     CONTEXT_LAYERS,
+    HIDDEN,
+    AttentionCapture,
     CaptureRequest,
+    plan_chunks,
+    right_padded_lengths,
 )
 from spacy_attnseg.loading import embedded_model_path
 
@@ -173,7 +180,9 @@ def test_minilm_colsums_and_context_match_numpy(minilm_all_heads_doc: Any, minil
         if layer in contexts:
             actual_context = numpy.asarray(contexts[layer])
             assert actual_context.shape == (n_windows, length, minilm_hf.config.hidden_size)
-            numpy.testing.assert_allclose(actual_context, context, rtol=1e-5, atol=1e-5)
+            # at the windows' wordpieces (padding positions hold no output of the model)
+            real = attention_mask > 0
+            numpy.testing.assert_allclose(actual_context[real], context[real], rtol=1e-5, atol=1e-5)
     # Special and padding columns are zero; real columns carry the attention mass.
     some = captured[(2, 2)]
     assert (some[~keep] == 0).all()
@@ -338,6 +347,33 @@ def test_tiny_models_hooks_equal_eager_attention(
     assert [s.start for s in doc_eager.sents] == [s.start for s in doc.sents]
 
 
+@pytest.mark.parametrize("transformer_config", [{}, EAGER], ids=["sdpa", "eager"])
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta", "mpnet"])
+def test_tiny_models_captured_hidden_states_are_the_layers_outputs(
+    model_type: str,
+    transformer_config: Dict[str, Any],
+    tiny_model_dir: Any,
+    build_nlp: Any,
+    sample_text: str,
+) -> None:
+    """The captured hidden state is the sum of the chosen layers' outputs, also where a
+    layer's output holds its attention maps too (eager attention)."""
+    model_dir = tiny_model_dir(model_type)
+    nlp = build_nlp(model_dir, transformer_config=dict(transformer_config))
+    nlp.get_pipe("attn_segmenter").capture.request("test", CaptureRequest(hidden_layers=(0, 1)))
+    # the transformer alone: the segmenter would release the arrays it read
+    trf_data = nlp.get_pipe("transformer")(nlp.make_doc(sample_text))._.trf_data
+    captured = numpy.asarray(trf_data.model_output[HIDDEN])
+    reference = AutoModel.from_pretrained(model_dir)
+    reference.eval()
+    with torch.no_grad():
+        out = reference(**hf_inputs(trf_data), output_hidden_states=True)
+    expected = (out.hidden_states[1] + out.hidden_states[2]).numpy()
+    real = numpy.asarray(trf_data.wordpieces.attention_mask) > 0
+    assert captured.shape == expected.shape
+    numpy.testing.assert_allclose(captured[real], expected[real], rtol=1e-5, atol=1e-5)
+
+
 def test_hooks_follow_a_reloaded_model(tiny_model_dir: Any, build_nlp: Any) -> None:
     """`from_bytes` rebuilds the Hugging Face module; the hooks move to the new one."""
     nlp = build_nlp(tiny_model_dir("bert"))
@@ -361,3 +397,131 @@ def test_capture_without_requests_adds_nothing(tiny_model_dir: Any) -> None:
     assert AttentionCapture.attach(nlp.get_pipe("transformer").model) is capture
     output = nlp("Nothing to capture. Really.")._.trf_data.model_output
     assert not any(key.startswith("attnseg_") for key in output)
+
+
+# -- windows in chunks of similar length ------------------------------------------------
+
+
+@given(
+    lengths=st.lists(st.integers(1, 600), max_size=60),
+    budget=st.integers(1, 5000),
+    share=st.floats(0, 1),
+)
+def test_plan_chunks_runs_every_window_once_within_the_budget(
+    lengths: List[int], budget: int, share: float
+) -> None:
+    chunks = plan_chunks(lengths, budget, share)
+    assert sorted(w for windows, _ in chunks for w in windows) == list(range(len(lengths)))
+    for windows, length in chunks:
+        assert length == max(lengths[w] for w in windows)
+        assert len(windows) == 1 or len(windows) * length <= budget
+        assert all(lengths[w] >= share * length for w in windows)
+    assert [length for _, length in chunks] == sorted((n for _, n in chunks), reverse=True)
+    # a chunk ends only where the next window would break the budget or the share
+    for (windows, length), (after, _) in zip(chunks, chunks[1:], strict=False):
+        assert (len(windows) + 1) * length > budget or lengths[after[0]] < share * length
+
+
+def test_right_padded_lengths() -> None:
+    mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]])
+    assert right_padded_lengths(mask, 4) == [2, 4, 1]
+    assert right_padded_lengths(torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]]), 4) is None
+    assert right_padded_lengths(torch.tensor([[1, 0, 1, 1]]), 4) is None
+    assert right_padded_lengths(None, 4) is None
+
+
+def _outputs(doc: Any) -> Dict[str, numpy.ndarray]:
+    output = doc._.trf_data.model_output
+    found = {
+        "last_hidden_state": numpy.asarray(output.last_hidden_state),
+        "pooler_output": numpy.asarray(output.pooler_output),
+        HIDDEN: numpy.asarray(output[HIDDEN]),
+        COLSUMS: numpy.asarray(output[COLSUMS]),
+    }
+    for k, array in enumerate(output[CONTEXT]):
+        found[f"context_{k}"] = numpy.asarray(array)
+    return found
+
+
+def test_windows_run_in_chunks_of_their_own_length(
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of windows of mixed lengths runs in chunks, each padded to its own longest
+    window; every output at the windows' wordpieces is that of one pass over the batch
+    as spacy-transformers pads it, and so are the component's decisions."""
+    texts = ewt_texts()[:24]
+    trf = minilm_nlp.get_pipe("transformer")
+    cap = AttentionCapture.attach(trf.model)
+    cap.request("test_chunks", CaptureRequest(context_layers=(1, 3), hidden_last=2))
+    embeddings = trf.model.transformer.embeddings
+
+    def run() -> Tuple[List[Any], List[Any]]:
+        # the outputs of the transformer alone (the segmenter releases what it read)
+        passes = list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=24))
+        return passes, list(minilm_nlp.pipe(texts, batch_size=24))
+
+    widths: List[Tuple[int, int]] = []
+    try:
+        handle = embeddings.register_forward_pre_hook(
+            lambda module, args, kwargs: widths.append(tuple(kwargs["input_ids"].shape)),
+            with_kwargs=True,
+        )
+        try:
+            chunked, chunked_docs = run()
+        finally:
+            handle.remove()
+        monkeypatch.setattr(capture, "right_padded_lengths", lambda mask, width: None)
+        monkeypatch.setattr(capture, "CHUNK_WORDPIECES", 10**9)
+        whole, whole_docs = run()
+    finally:
+        cap.withdraw("test_chunks")
+    batch_width = chunked[0]._.trf_data.wordpieces.input_ids.shape[1]
+    # the pipeline's pass and the transformer's alone
+    assert len(widths) > 4 and min(width for _, width in widths) < batch_width / 2
+    for a, b in zip(chunked, whole, strict=True):
+        real = numpy.asarray(a._.trf_data.wordpieces.attention_mask) > 0
+        got, expected = _outputs(a), _outputs(b)
+        assert sorted(got) == sorted(expected)
+        for key, array in got.items():
+            assert array.shape == expected[key].shape, key
+            assert numpy.isfinite(array).all(), key
+            if key == COLSUMS:
+                # (windows, heads, L): compared at each window's wordpieces
+                array, want = array.transpose(0, 2, 1)[real], expected[key].transpose(0, 2, 1)[real]
+            elif key == "pooler_output":
+                want = expected[key]
+            else:
+                array, want = array[real], expected[key][real]
+            # float rounding of passes of other sizes, on values up to about 5
+            numpy.testing.assert_allclose(array, want, rtol=1e-4, atol=1e-4, err_msg=key)
+    for a, b in zip(chunked_docs, whole_docs, strict=True):
+        assert [t.is_sent_start for t in a] == [t.is_sent_start for t in b]
+        assert a._.separator_scores == pytest.approx(b._.separator_scores, abs=1e-5)
+
+
+def test_windows_padded_at_the_front_run_in_the_batchs_order(
+    minilm_nlp: Any, minilm_hf: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    minilm_nlp("Hooks installed. Now the forward is chunked.")
+    hf = minilm_nlp.get_pipe("transformer").model.transformer
+    assert isinstance(hf.forward, capture._ChunkedForward)
+    ids = torch.tensor(
+        [[0, 0, 101, 7592, 102], [101, 7592, 2088, 999, 102], [0, 101, 2088, 999, 102]]
+    )
+    mask = (ids != 0).long()
+    assert right_padded_lengths(mask, 5) is None
+    widths: List[int] = []
+    handle = hf.embeddings.register_forward_pre_hook(
+        lambda module, args, kwargs: widths.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    monkeypatch.setattr(capture, "CHUNK_WORDPIECES", 5)
+    hf.eval()  # (thinc's shim leaves the module in training mode between passes)
+    try:
+        with torch.no_grad():
+            chunked = hf(input_ids=ids, attention_mask=mask).last_hidden_state
+            whole = minilm_hf(input_ids=ids, attention_mask=mask).last_hidden_state
+    finally:
+        handle.remove()
+        hf.train()
+    assert widths == [5, 5, 5]
+    numpy.testing.assert_allclose(chunked.numpy(), whole.numpy(), rtol=1e-5, atol=1e-5)

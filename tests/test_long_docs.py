@@ -44,12 +44,14 @@ def test_chunked_forward_gives_the_whole_batch_outputs(
     minilm_nlp: Any, long_text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Windows run in chunks (here 3 windows of ~170 wordpieces at a time) give the
-    hidden states and captured arrays of one pass over the whole batch."""
+    hidden states and captured arrays of one pass over the whole batch at the windows'
+    wordpieces."""
     trf = minilm_nlp.get_pipe("transformer")
     cap = capture.AttentionCapture.attach(trf.model)
     cap.request("test_chunks", capture.CaptureRequest(context_layers=(1, 3), hidden_last=2))
     try:
         monkeypatch.setattr(capture, "CHUNK_WORDPIECES", 10**9)
+        monkeypatch.setattr(capture, "CHUNK_LENGTH_SHARE", 0.0)
         whole = trf(minilm_nlp.make_doc(long_text))
         n_windows = whole._.trf_data.wordpieces.input_ids.shape[0]
         assert n_windows > 6
@@ -57,9 +59,11 @@ def test_chunked_forward_gives_the_whole_batch_outputs(
         calls = cap.forward_calls
         chunked = trf(minilm_nlp.make_doc(long_text))
         assert cap.forward_calls == calls + 1
+        real = numpy.asarray(chunked._.trf_data.wordpieces.attention_mask) > 0
         for a, b in zip(_arrays(whole), _arrays(chunked), strict=True):
             assert a.shape == b.shape
-            numpy.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+            # float rounding of passes of other sizes, on values up to about 5
+            numpy.testing.assert_allclose(a[real], b[real], rtol=1e-4, atol=1e-4)
     finally:
         cap.withdraw("test_chunks")
 
