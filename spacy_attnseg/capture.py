@@ -181,6 +181,9 @@ class _PassState:
     colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
     hidden: Dict[int, torch.Tensor] = field(default_factory=dict)
+    # the chunk's sum of the captured layers' hidden states so far (written to ``hidden``
+    # at the last captured layer)
+    hidden_sum: Optional[torch.Tensor] = None
     hidden_layers: Set[int] = field(default_factory=set)
     # (heads, L, L): the chunk's relative position bias (MPNet), added to every layer
     position_bias: Optional[torch.Tensor] = None
@@ -321,7 +324,8 @@ class AttentionCapture:
                     modules[layer].output.register_forward_pre_hook(self._hook_context(layer))
                 )
             for layer in sorted(request.hidden_layers):
-                hook = self._hook_hidden(layer, family.hidden_state)
+                last = layer == max(request.hidden_layers)
+                hook = self._hook_hidden(layer, family.hidden_state, last=last)
                 handles.append(modules[layer].block.register_forward_hook(hook))
         if family is not None:
             hf_model.forward = _ChunkedForward(hf_model, self)
@@ -374,14 +378,19 @@ class AttentionCapture:
 
         return hook
 
-    def _hook_hidden(self, layer: int, hidden_state: Callable[[Any], torch.Tensor]) -> Callable:
+    def _hook_hidden(
+        self, layer: int, hidden_state: Callable[[Any], torch.Tensor], *, last: bool
+    ) -> Callable:
         def hook(module: Any, args: Tuple, output: Any) -> None:
             hidden = hidden_state(output).detach()
             state = self._state
-            if 0 in state.hidden:
-                # the captured layers' sum (zeros where this chunk has not been yet)
-                hidden = hidden + state.chunk_of(state.hidden[0])
-            state.fill(state.hidden, 0, hidden, length_dims=(1,))
+            if state.hidden_sum is not None:
+                hidden = state.hidden_sum + hidden
+            if last:
+                state.fill(state.hidden, 0, hidden, length_dims=(1,))
+                state.hidden_sum = None
+            else:
+                state.hidden_sum = hidden
             state.hidden_layers.add(layer)
 
         return hook
