@@ -364,7 +364,8 @@ def long(output: Path, modes: str, sizes: str, threads: int) -> None:
         f"average before {machine['loadavg_before'][0]:.2f}, after "
         f"{machine['loadavg_after'][0]:.2f}. The transformer alone is a plain "
         "spacy-transformers pipeline (no attnseg component, so its windows run in one "
-        "batch); with a component the windows run in chunks (capture.CHUNK_WORDPIECES).",
+        "batch, padded to the longest); with a component the windows run sorted by "
+        "length in chunks, each padded to its own longest (capture.plan_chunks).",
         "",
         f"| configuration | {header} | seconds at {lengths[-1]:,} |",
         "|---|" + "---|" * (len(lengths) + 1),

@@ -180,6 +180,7 @@ class _PassState:
     keys: Dict[int, torch.Tensor] = field(default_factory=dict)
     colsums: Dict[int, torch.Tensor] = field(default_factory=dict)
     context: Dict[int, torch.Tensor] = field(default_factory=dict)
+    # one entry, 0: the batch's sum of the captured layers' hidden states
     hidden: Dict[int, torch.Tensor] = field(default_factory=dict)
     # the chunk's sum of the captured layers' hidden states so far (written to ``hidden``
     # at the last captured layer)
