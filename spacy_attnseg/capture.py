@@ -583,10 +583,11 @@ def _fill_rows(
 ) -> None:
     """Write a chunk's ``value`` (its ``rows`` of a batch of ``batch = (n_rows, width)``
     windows; ``length_dims`` run along the chunk's wordpieces) into ``store[key]``,
-    allocated for the whole batch on first use and zero where no chunk writes. A batch
-    that ran in one piece is stored as is."""
+    allocated for the whole batch on first use and zero where no chunk writes. A chunk
+    that is the whole batch, in its order and width, is stored as is."""
     n_rows, width = batch
-    if value.shape[0] == n_rows and all(value.shape[d] == width for d in length_dims):
+    in_order = isinstance(rows, slice) and range(n_rows)[rows] == range(n_rows)
+    if in_order and all(value.shape[d] == width for d in length_dims):
         store[key] = value
         return
     if key not in store:

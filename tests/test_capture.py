@@ -26,6 +26,7 @@ from spacy_attnseg.capture import (
     HIDDEN,
     AttentionCapture,
     CaptureRequest,
+    _fill_rows,
     plan_chunks,
     right_padded_lengths,
 )
@@ -428,6 +429,25 @@ def test_right_padded_lengths() -> None:
     assert right_padded_lengths(torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]]), 4) is None
     assert right_padded_lengths(torch.tensor([[1, 0, 1, 1]]), 4) is None
     assert right_padded_lengths(None, 4) is None
+
+
+def test_fill_rows_puts_a_chunk_back_in_the_batchs_order() -> None:
+    """A chunk of every window, sorted by length (not the batch's order), goes back to
+    each window's row, also for an output without a wordpiece dimension (the pooler)."""
+    rows = torch.tensor([2, 0, 1])
+    store: Dict[Any, torch.Tensor] = {}
+    pooled = torch.tensor([[2.0], [0.0], [1.0]])
+    _fill_rows(store, "pooler_output", pooled, (3, 5), rows, ())
+    assert store["pooler_output"][:, 0].tolist() == [0.0, 1.0, 2.0]
+    hidden = torch.arange(3 * 4, dtype=torch.float32).reshape(3, 4, 1)
+    _fill_rows(store, "last_hidden_state", hidden, (3, 5), rows, (1,))
+    assert store["last_hidden_state"].shape == (3, 5, 1)
+    assert torch.equal(store["last_hidden_state"][2, :4], hidden[0])
+    assert torch.equal(store["last_hidden_state"][:, 4], torch.zeros(3, 1))
+    # the whole batch in its order and width: kept as it is, no copy
+    whole: Dict[Any, torch.Tensor] = {}
+    _fill_rows(whole, "pooler_output", pooled, (3, 5), slice(None), ())
+    assert whole["pooler_output"] is pooled
 
 
 def _outputs(doc: Any) -> Dict[str, numpy.ndarray]:
