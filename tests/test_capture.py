@@ -27,6 +27,7 @@ from spacy_attnseg.capture import (
     AttentionCapture,
     CaptureRequest,
     _fill_rows,
+    column_sums,
     plan_chunks,
     right_padded_lengths,
 )
@@ -545,3 +546,37 @@ def test_windows_padded_at_the_front_run_in_the_batchs_order(
         hf.train()
     assert widths == [5, 5, 5]
     numpy.testing.assert_allclose(chunked.numpy(), whole.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("maps", ["numpy", "torch"])
+@pytest.mark.parametrize("mask", ["numpy", "torch"])
+def test_column_sums_take_the_mask_to_the_maps(maps: str, mask: str) -> None:
+    """Column sums over the kept query rows, the other columns zero, whichever library
+    holds the maps and the mask: on a GPU the maps are device arrays and the mask
+    comes from the wordpieces, on the CPU."""
+    rng = numpy.random.default_rng(0)
+    probs = rng.random((2, 3, 5, 5)).astype("float32")
+    keep = numpy.array([[0, 1, 1, 1, 0], [0, 1, 1, 0, 0]], dtype=bool)
+    expected = numpy.zeros((2, 3, 5), dtype="float32")
+    for b in range(2):
+        for h in range(3):
+            for j in numpy.flatnonzero(keep[b]):
+                expected[b, h, j] = sum(probs[b, h, i, j] for i in numpy.flatnonzero(keep[b]))
+    got = column_sums(
+        torch.from_numpy(probs) if maps == "torch" else probs,
+        torch.from_numpy(keep) if mask == "torch" else keep,
+    )
+    numpy.testing.assert_allclose(numpy.asarray(got), expected, rtol=1e-6)
+
+
+def test_windows_are_sorted_by_length_on_the_cpu_only() -> None:
+    """On a GPU a batch within the wordpiece budget runs as one padded call; on the CPU
+    its windows run in chunks of similar length."""
+    lengths = [120, 30, 128, 64, 90, 20]
+    assert capture.length_share(torch.device("cpu")) == capture.CHUNK_LENGTH_SHARE
+    on_cpu = plan_chunks(lengths, 8192, capture.length_share(torch.device("cpu")))
+    on_gpu = plan_chunks(lengths, 8192, capture.length_share(torch.device("cuda", 0)))
+    assert len(on_cpu) > 1
+    assert on_gpu == [([2, 0, 4, 3, 1, 5], 128)]
+    # the budget still bounds a chunk on a GPU
+    assert [len(w) for w, _ in plan_chunks(lengths, 256, 0.0)] == [2, 2, 2]
