@@ -424,12 +424,14 @@ def similarity_features(
         sims = numpy.empty((len(pair), n_pairs_out), dtype="float32")
         for k, layer in enumerate(context):
             gathered = xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index]
-            pooled = ops.reduce_mean(ops.asarray2f(gathered), lengths)
+            pooled = ops.reduce_mean(ops.as_contig(ops.asarray2f(gathered)), lengths)
             per_head: Any = pooled.reshape((len(seg_lengths), n_heads, -1))
             # per head: squared norm of every segment (n_seg, n_heads), and the dot
             # product of each pair of neighbouring segments in one window
             squares = xp.einsum("shd,shd->sh", per_head, per_head)
-            window_norm = ops.reduce_mean(ops.asarray2f(squares), counts)
+            # thinc's GPU kernels read an array's buffer in C order whatever its strides,
+            # and cupy's einsum may return a transposed view
+            window_norm = ops.reduce_mean(ops.as_contig(ops.asarray2f(squares)), counts)
             dots = xp.einsum("shd,shd->sh", per_head[:-1], per_head[1:])[left]
             norm = window_norm[pair_window]
             sims[:, k * n_heads : (k + 1) * n_heads] = ops.to_numpy(

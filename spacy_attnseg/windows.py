@@ -120,7 +120,7 @@ class TokenPooling:
         for row_lo, row_hi, lo, hi, tokens, n_windows_per_token in self.chunks:
             gathered = flat[ops.xp.asarray(self.rows[row_lo:row_hi])]
             per_window, _ = ops.reduce_max(
-                ops.asarray2f(gathered), _lengths(ops, self.seg_lengths[lo:hi])
+                ops.as_contig(ops.asarray2f(gathered)), _lengths(ops, self.seg_lengths[lo:hi])
             )
             per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
             out[tokens] = ops.to_numpy(per_token)
