@@ -138,6 +138,7 @@ PartitionSize = Annotated[
     int, typer.Option("--partition-size", help="Documents per partition (whole batches).")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help="GPU to run on (-1: the CPU).")]
 
 
 def _engine_options(
@@ -217,6 +218,7 @@ def segment_cli(
     workers: Workers = 2,
     scheduler: Scheduler = None,
     partition_size: PartitionSize = 64,
+    gpu_id: GpuId = -1,
     quiet: Quiet = False,
 ) -> None:
     """Split text into sentences (by default with the shipped attn_senter) and topic
@@ -250,8 +252,9 @@ def segment_cli(
         typer.echo(Warnings.W004.format(path=input), err=True)
     with handle:
         if format == "text":
-            from .loading import load_pipeline
+            from .loading import load_pipeline, use_gpu
 
+            use_gpu(gpu_id)
             doc = load_pipeline(model)(handle.read())
             for sent in doc.sents:
                 text = " ".join(sent.text.split())
@@ -259,7 +262,13 @@ def segment_cli(
                     typer.echo(text)
             return
         kind = "sentences" if output is None else "docbin"
-        job = Job(model=model, output=kind, batch_size=batch_size, threads=_threads(engine))
+        job = Job(
+            model=model,
+            output=kind,
+            batch_size=batch_size,
+            threads=_threads(engine),
+            gpu_id=gpu_id,
+        )
         job_pipeline(job)  # loaded (and checked) before any worker starts
         results = _run_partitions(_read_records(handle), job, quiet, **options)
         if output is None:
@@ -320,6 +329,7 @@ def chunk_cli(
     workers: Workers = 2,
     scheduler: Scheduler = None,
     partition_size: PartitionSize = 64,
+    gpu_id: GpuId = -1,
     quiet: Quiet = False,
 ) -> None:
     """Cut documents into topic chunks for retrieval, from the transformer's own pass.
@@ -359,6 +369,7 @@ def chunk_cli(
         overrides=overrides,
         batch_size=batch_size,
         threads=_threads(engine),
+        gpu_id=gpu_id,
     )
     # loaded and checked here before any worker starts (this process runs the
     # partitions itself without an engine)

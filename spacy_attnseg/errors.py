@@ -220,6 +220,11 @@ class Errors:
         "back together from chunks of windows (it knows {known}). Turn that output off "
         "in the transformer's config, or report the model on the issue tracker."
     )
+    E121 = (
+        "[E121] Cannot run on GPU {gpu_id}: {reason}. Install the CuPy build for your CUDA "
+        "version (pip install 'spacy[cuda12x]' for CUDA 12), check that `nvidia-smi` sees "
+        "the GPU, or leave --gpu-id out (-1) to run on the CPU."
+    )
 
 
 class Warnings:

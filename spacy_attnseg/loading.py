@@ -33,6 +33,20 @@ def embedded_model_path(package: str = EMBEDDED_PACKAGE, subdir: str = "model") 
 
 CONFIGS = Path(__file__).parent / "configs"
 
+
+def use_gpu(gpu_id: int) -> None:
+    """Run the pipelines loaded from now on in this process on GPU ``gpu_id`` (thinc's
+    CuPy ops; spacy-transformers then puts its model there), as ``spacy.require_gpu``;
+    -1 leaves the CPU. E121 where the GPU cannot be used."""
+    if gpu_id < 0:
+        return
+    try:
+        spacy.require_gpu(gpu_id)
+    except Exception as error:
+        reason = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+        raise ValueError(Errors.E121.format(gpu_id=gpu_id, reason=reason)) from error
+
+
 # The pipelines that ship with the package, by name: a config and its overrides.
 # - default: the trained attn_senter (shipped weights) for sentences, attn_segmenter's
 #   topic segments on top;

@@ -34,13 +34,14 @@ WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_
 @dataclass(frozen=True)
 class Job:
     """What a worker runs: the pipeline, its config overrides, the output kind, the
-    batch size of ``nlp.pipe`` and torch's threads per process."""
+    batch size of ``nlp.pipe``, torch's threads per process and the GPU (-1: the CPU)."""
 
     model: str
     output: str
     overrides: Dict[str, Any] = field(default_factory=dict)
     batch_size: int = 16
     threads: int = 1
+    gpu_id: int = -1
 
     def __post_init__(self) -> None:
         if self.output not in OUTPUTS:
@@ -55,7 +56,7 @@ class Job:
             )
 
     def key(self) -> str:
-        return json.dumps([self.model, self.overrides, self.threads], sort_keys=True)
+        return json.dumps([self.model, self.overrides, self.threads, self.gpu_id], sort_keys=True)
 
 
 _PIPELINES: Dict[str, Any] = {}
@@ -67,9 +68,10 @@ def job_pipeline(job: Job) -> Any:
     if key not in _PIPELINES:
         import torch
 
-        from .loading import load_pipeline
+        from .loading import load_pipeline, use_gpu
 
         torch.set_num_threads(job.threads)
+        use_gpu(job.gpu_id)
         _PIPELINES.clear()
         _PIPELINES[key] = load_pipeline(job.model, overrides=job.overrides)
     return _PIPELINES[key]

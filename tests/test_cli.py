@@ -171,6 +171,19 @@ def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> No
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("command", ["segment", "chunk"])
+def test_gpu_id_without_a_usable_gpu_is_a_coded_error(command: str) -> None:
+    from thinc.util import has_cupy_gpu
+
+    if has_cupy_gpu:
+        pytest.skip("this machine has a GPU that thinc can use")
+    result = run_cli([command, "data/sample.txt", "--gpu-id", "0"])
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "[E121] Cannot run on GPU 0: " in squash(result.stderr)
+    assert "leave --gpu-id out (-1) to run on the CPU" in squash(result.stderr)
+    assert "Traceback" not in result.stderr and not result.stdout
+
+
 def test_pairs_jsonl_equals_the_component(tmp_path: Any) -> None:
     import spacy_attnseg
 
