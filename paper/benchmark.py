@@ -97,7 +97,7 @@ def build(mode: str, pipeline: str = "attention", senter: str = "") -> Any:
         if mode == "pass":
             from spacy_attnseg.capture import AttentionCapture, CaptureRequest
 
-            trf_model = nlp.get_pipe("transformer").model
+            trf_model = nlp.get_pipe("transformer").model  # type: ignore[attr-defined]
             AttentionCapture.attach(trf_model).request("benchmark", CaptureRequest())
     elif mode in ("default", "senter", "everything"):
         nlp = load_pipeline(senter or "default")

@@ -84,3 +84,33 @@ def test_interleaved_worker_times_every_mode_over_the_same_batches(
     for mode in ("transformer", "sentences"):
         assert [batch for m, batch in timed if m == mode] == batches * 2
     assert [m for m, _ in timed[:4]] == ["transformer", "sentences", "sentences", "transformer"]
+
+
+def test_gpu_check_counts_the_decisions_that_differ(tmp_path: Path) -> None:
+    """scripts/gpu_check.py's records of a run and its comparison of two runs (run here
+    on the CPU twice, then with one sentence start, one segment and one score changed)."""
+    import copy
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "gpu_check", Path(__file__).parents[1] / "scripts" / "gpu_check.py"
+    )
+    assert spec is not None and spec.loader is not None
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    path = tmp_path / "run.json"
+    gpu_check.one("default", path, n_docs=3, gpu_id=-1)
+    records = json.loads(path.read_text())
+    assert len(records) == 3 and records[0]["starts"] and records[0]["spans"]["attn_segments"]
+    same = gpu_check._compare(records, records)
+    assert (same["starts_differ"], same["spans_differ"], same["max_score_diff"]) == (0, 0, 0.0)
+    other = copy.deepcopy(records)
+    other[0]["starts"] = other[0]["starts"][1:]
+    other[1]["spans"]["attn_segments"][0][1] += 1
+    other[2]["scores"]["start_scores"][5] += 0.25
+    changed = gpu_check._compare(records, other)
+    assert changed["sentence_starts"] == sum(len(r["starts"]) for r in records)
+    assert changed["starts_differ"] == 1
+    # a span that moved is one span gone and one new
+    assert changed["spans_differ"] == 2
+    assert abs(changed["max_score_diff"] - 0.25) < 1e-6
