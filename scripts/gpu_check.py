@@ -16,9 +16,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import typer
 
@@ -168,19 +169,10 @@ def _chunk(gpu_id: int, input: Path) -> List[Dict[str, Any]]:
     return [json.loads(line) for line in out.splitlines()]
 
 
-@app.command("check")
-def check(
-    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
-    gpu_id: int = typer.Option(0, "--gpu-id", "-g", help="The GPU to check."),
-    n_docs: int = typer.Option(316, help="Documents per run (EWT test has 316)."),
-    rounds: int = typer.Option(3, help="Rounds of the timed runs; the fastest is kept."),
-    modes: str = typer.Option(",".join(COMPARED), help="Configurations compared."),
-) -> None:
-    """Compare every configuration on the CPU and the GPU, then time the GPU."""
-    if gpu_id < 0:
-        raise typer.BadParameter("give the GPU to check: --gpu-id 0 or higher")
-    scratch = output.parent / f".{output.name}"
-    scratch.mkdir(parents=True, exist_ok=True)
+def _check(
+    scratch: Path, gpu_id: int, n_docs: int, rounds: int, modes: str
+) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """The comparisons and the GPU's timings, the runs' records written in ``scratch``."""
     compared: Dict[str, Any] = {}
     for mode in modes.split(","):
         runs = []
@@ -205,6 +197,29 @@ def check(
     path = scratch / "timed.json"
     _run(["timed", str(gpu_id), str(n_docs), str(rounds), str(path)])
     timing = json.loads(path.read_text())
+    return compared, timing
+
+
+@app.command("check")
+def check(
+    output: Path = typer.Argument(..., help="Output path without suffix (.json and .md)."),
+    gpu_id: int = typer.Option(0, "--gpu-id", "-g", help="The GPU to check."),
+    n_docs: int = typer.Option(316, help="Documents per run (EWT test has 316)."),
+    rounds: int = typer.Option(3, help="Rounds of the timed runs; the fastest is kept."),
+    modes: str = typer.Option(",".join(COMPARED), help="Configurations compared."),
+) -> None:
+    """Compare every configuration on the CPU and the GPU, then time the GPU."""
+    if gpu_id < 0:
+        raise typer.BadParameter("give the GPU to check: --gpu-id 0 or higher")
+    from spacy_attnseg.loading import use_gpu
+
+    try:
+        use_gpu(gpu_id)  # E121 here rather than in the first GPU run
+    except ValueError as error:
+        typer.echo(f"Error: {error}", err=True)
+        raise typer.Exit(1) from None
+    with tempfile.TemporaryDirectory() as folder:
+        compared, timing = _check(Path(folder), gpu_id, n_docs, rounds, modes)
     results = {"compared": compared, "timed": timing, "load": os.getloadavg()}
     output.parent.mkdir(parents=True, exist_ok=True)
     output.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
