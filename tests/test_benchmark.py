@@ -87,19 +87,14 @@ def test_interleaved_worker_times_every_mode_over_the_same_batches(
 
 
 def test_gpu_check_counts_the_decisions_that_differ(tmp_path: Path) -> None:
-    """scripts/gpu_check.py's records of a run and its comparison of two runs (run here
-    on the CPU twice, then with one sentence start, one segment and one score changed)."""
+    """paper.gpu_check's records of a run and its comparison of two runs (run here on
+    the CPU twice, then with one sentence start, one segment and one score changed)."""
     import copy
-    import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "gpu_check", Path(__file__).parents[1] / "scripts" / "gpu_check.py"
-    )
-    assert spec is not None and spec.loader is not None
-    gpu_check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gpu_check)
+    from paper import gpu_check
+
     path = tmp_path / "run.json"
-    gpu_check.one("default", path, n_docs=3, gpu_id=-1)
+    gpu_check.worker(["one", "default", str(path), "--n-docs", "3", "--gpu-id", "-1"])
     records = json.loads(path.read_text())
     assert len(records) == 3 and records[0]["starts"] and records[0]["spans"]["attn_segments"]
     same = gpu_check._compare(records, records)
