@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 EWT_TEST = ROOT / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
@@ -191,40 +191,53 @@ def run_interleaved(
     pipeline: str = "attention",
     senter: str = "",
 ) -> None:
-    """Every configuration in one process, batch by batch: each batch of documents goes
-    through every pipeline in turn (the order rotating from batch to batch), ``rounds``
-    times over; each configuration's time is the sum over batches of its fastest round
-    on that batch. A change in the machine's speed (load, clock) then falls on every
-    configuration alike, and a pause that hits one batch once (a garbage collection,
-    another process) is dropped, which is what a ratio of a few percent needs. Prints
-    a JSON line."""
+    """Every configuration in one process, batch by batch (:func:`interleaved_seconds`).
+    Prints a JSON line."""
     import torch
 
     torch.set_num_threads(threads)
     pipelines = {
         mode: build(mode, pipeline, senter if mode in SENTER_MODES else "") for mode in modes
     }
-    data = texts(n_docs)
+    totals = interleaved_seconds(pipelines, texts(n_docs), rounds, batch_size)
+    print(
+        json.dumps(
+            {"n_docs": n_docs, "batch_size": batch_size, "rounds": rounds, "seconds": totals}
+        )
+    )
+
+
+def interleaved_seconds(
+    pipelines: Dict[str, Any],
+    data: List[str],
+    rounds: int,
+    batch_size: int = BATCH_SIZE,
+    sync: Callable[[], Any] = lambda: None,
+) -> Dict[str, float]:
+    """Each pipeline's seconds over ``data``: each batch of documents goes through every
+    pipeline in turn (the order rotating from batch to batch), ``rounds`` times over;
+    each pipeline's time is the sum over batches of its fastest round on that batch. A
+    change in the machine's speed (load, clock) then falls on every configuration
+    alike, and a pause that hits one batch once (a garbage collection, another process)
+    is dropped, which is what a ratio of a few percent needs. ``sync`` is called before
+    and after each timed batch (``torch.cuda.synchronize`` on a GPU)."""
     for nlp in pipelines.values():
         for _ in nlp.pipe(data[:batch_size], batch_size=batch_size):
             pass
+    modes = list(pipelines)
     batches = [data[start : start + batch_size] for start in range(0, len(data), batch_size)]
     fastest = {mode: [float("inf")] * len(batches) for mode in modes}
     for round_ in range(rounds):
         for index, batch in enumerate(batches):
             shift = (index + round_) % len(modes)
             for mode in modes[shift:] + modes[:shift]:
+                sync()
                 began = time.perf_counter()
                 for _ in pipelines[mode].pipe(batch, batch_size=batch_size):
                     pass
-                seconds = time.perf_counter() - began
-                fastest[mode][index] = min(fastest[mode][index], seconds)
-    totals = {mode: sum(times) for mode, times in fastest.items()}
-    print(
-        json.dumps(
-            {"n_docs": n_docs, "batch_size": batch_size, "rounds": rounds, "seconds": totals}
-        )
-    )
+                sync()
+                fastest[mode][index] = min(fastest[mode][index], time.perf_counter() - began)
+    return {mode: sum(times) for mode, times in fastest.items()}
 
 
 # a child process: this module run with the repository on the path

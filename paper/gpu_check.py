@@ -7,7 +7,7 @@ Writes OUTPUT.json and OUTPUT.md. Each pipeline runs over the UD EWT test docume
 (316) once on the CPU and once on the GPU, each in its own process; the table counts the
 sentence starts and segment boundaries that differ and the largest difference of a
 per-token score. Then, on the GPU: the configurations of ``paper.benchmark`` in one
-process, batch by batch in turn (``paper.benchmark.run_interleaved``'s protocol, with the
+process, batch by batch in turn (``paper.benchmark.interleaved_seconds``, with the
 GPU synchronised after each batch), and one long document per configuration with its
 peak GPU memory; and the ``chunk`` command with --gpu-id against the CPU.
 
@@ -34,6 +34,8 @@ LONG_MODES = ("transformer", "pass", "default")
 # configurations with head pairs (hundreds of thousands a document): fewer documents
 PAIR_MODES = ("everything", "pairs_all")
 PAIR_DOCS = 32
+# the --max-tokens of the compared chunk runs
+CHUNK_MAX_TOKENS = 256
 
 
 def _records(doc: Any) -> Dict[str, Any]:
@@ -108,24 +110,7 @@ def run_timed(gpu_id: int, n_docs: int, rounds: int, output: Path) -> None:
     use_gpu(gpu_id)
     pipelines = {mode: benchmark.build(mode) for mode in TIMED}
     data = benchmark.texts(n_docs)
-    size = benchmark.BATCH_SIZE
-    batches = [data[start : start + size] for start in range(0, len(data), size)]
-    for nlp in pipelines.values():
-        for _ in nlp.pipe(data[:size], batch_size=size):
-            pass
-    fastest = {mode: [float("inf")] * len(batches) for mode in TIMED}
-    modes = list(TIMED)
-    for round_ in range(rounds):
-        for index, batch in enumerate(batches):
-            shift = (index + round_) % len(modes)
-            for mode in modes[shift:] + modes[:shift]:
-                torch.cuda.synchronize()
-                began = time.perf_counter()
-                for _ in pipelines[mode].pipe(batch, batch_size=size):
-                    pass
-                torch.cuda.synchronize()
-                fastest[mode][index] = min(fastest[mode][index], time.perf_counter() - began)
-    seconds = {mode: sum(times) for mode, times in fastest.items()}
+    seconds = benchmark.interleaved_seconds(pipelines, data, rounds, sync=torch.cuda.synchronize)
     long: Dict[str, Dict[str, float]] = {}
     text = benchmark.long_text(100_000)
     for mode in LONG_MODES:
@@ -159,6 +144,7 @@ def _run(args: List[str]) -> None:
 
 def _chunk(gpu_id: int, input: Path) -> List[Dict[str, Any]]:
     command = [sys.executable, "-m", "spacy_attnseg", "chunk", str(input), "-q"]
+    command += ["--max-tokens", str(CHUNK_MAX_TOKENS)]
     out = subprocess.run(
         [*command, "--gpu-id", str(gpu_id)], check=True, capture_output=True, text=True
     ).stdout
@@ -188,7 +174,7 @@ def _check(
     compared["chunk"] = {
         "chunks": len(chunks[0]),
         "chunks_differ": len(starts[0] ^ starts[1]),
-        "over_max_tokens": sum(c["n_tokens"] > 256 for c in chunks[1]),
+        "over_max_tokens": sum(c["n_tokens"] > CHUNK_MAX_TOKENS for c in chunks[1]),
     }
     path = scratch / "timed.json"
     _run(["timed", str(gpu_id), str(n_docs), str(rounds), str(path)])

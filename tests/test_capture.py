@@ -569,14 +569,47 @@ def test_column_sums_take_the_mask_to_the_maps(maps: str, mask: str) -> None:
     numpy.testing.assert_allclose(numpy.asarray(got), expected, rtol=1e-6)
 
 
-def test_windows_are_sorted_by_length_on_the_cpu_only() -> None:
+def test_windows_are_sorted_by_length_on_the_cpu_only(
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a GPU a batch within the wordpiece budget runs as one padded call; on the CPU
     its windows run in chunks of similar length."""
     lengths = [120, 30, 128, 64, 90, 20]
     assert capture.length_share(torch.device("cpu")) == capture.CHUNK_LENGTH_SHARE
-    on_cpu = plan_chunks(lengths, 8192, capture.length_share(torch.device("cpu")))
-    on_gpu = plan_chunks(lengths, 8192, capture.length_share(torch.device("cuda", 0)))
-    assert len(on_cpu) > 1
-    assert on_gpu == [([2, 0, 4, 3, 1, 5], 128)]
-    # the budget still bounds a chunk on a GPU
+    assert capture.length_share(torch.device("cuda", 0)) == 0.0
+    assert len(plan_chunks(lengths, 8192, capture.CHUNK_LENGTH_SHARE)) > 1
+    assert plan_chunks(lengths, 8192, 0.0) == [([2, 0, 4, 3, 1, 5], 128)]
+    # the budget still bounds a chunk at share 0
     assert [len(w) for w, _ in plan_chunks(lengths, 256, 0.0)] == [2, 2, 2]
+    # the forward reads the share for its windows' device: with a GPU's, a batch of
+    # mixed lengths runs in one call of the batch's width
+    texts = ewt_texts()[:6]
+    trf = minilm_nlp.get_pipe("transformer")
+    cap = AttentionCapture.attach(trf.model)
+    cap.request("test_share", CaptureRequest(hidden_last=1))
+    embeddings = trf.model.transformer.embeddings
+    widths: List[Tuple[int, int]] = []
+    handle = embeddings.register_forward_pre_hook(
+        lambda module, args, kwargs: widths.append(tuple(kwargs["input_ids"].shape)),
+        with_kwargs=True,
+    )
+    try:
+        docs = [minilm_nlp.make_doc(t) for t in texts]
+        on_cpu = list(trf.pipe(docs, batch_size=6))
+        cpu_calls = list(widths)
+        widths.clear()
+        devices: List[Any] = []
+
+        def gpu_share(device: torch.device) -> float:
+            devices.append(device)
+            return 0.0
+
+        monkeypatch.setattr(capture, "length_share", gpu_share)
+        list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=6))
+    finally:
+        handle.remove()
+        cap.withdraw("test_share")
+    shapes = [doc._.trf_data.wordpieces.input_ids.shape for doc in on_cpu]
+    batch = (sum(rows for rows, _ in shapes), max(width for _, width in shapes))
+    assert len(cpu_calls) > 1 and all(width < batch[1] for _, width in cpu_calls[1:])
+    assert widths == [batch] and devices == [torch.device("cpu")]
