@@ -213,12 +213,14 @@ def run(
     peers: bool,
     tune: bool,
     penalties: Sequence[float] = (),
+    drifts: Sequence[float] = (),
 ) -> Dict[str, Any]:
-    """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` adds a
-    row: the component's segments with that penalty for every boundary (as
-    ``segment_penalty`` and ``paragraph_penalty``: a set whose documents have paragraph
-    breaks tunes the second), recomputed from the sentence vectors of the same pass (the
-    component's ``topics.segment`` call is recorded), so a sweep costs one pass."""
+    """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` (with
+    each of ``drifts``, where given) adds a row: the component's segments with that
+    penalty for every boundary (as ``segment_penalty`` and ``paragraph_penalty``: a set
+    whose documents have paragraph breaks tunes the second) and that ``segment_drift``,
+    recomputed from the sentence vectors of the same pass (the component's
+    ``topics.segment`` call is recorded), so a sweep costs one pass."""
     from tqdm import tqdm
 
     from spacy_attnseg import topics
@@ -236,7 +238,11 @@ def run(
             systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = lambda doc, t=t: (
                 second.chonkie(sentences(doc), t)
             )
-    swept = {f"attn_segmenter (penalty {p})": p for p in penalties}
+    swept = {
+        f"attn_segmenter (penalty {p}" + ("" if g is None else f", drift {g}") + ")": (p, g)
+        for p in penalties
+        for g in (drifts or [None])
+    }
     names = ["attn_segmenter", *swept, "no boundary", *systems]
     if fig5 is not None:
         names.append("Fig. 5 rule (attn_head_pairs)")
@@ -274,12 +280,13 @@ def run(
             "attn_segmenter": [span.start for span in doc.spans["attn_segments"]],
             "no boundary": [0],
         }
-        for name, penalty in swept.items():
+        for name, (penalty, drift) in swept.items():
             means, settings = calls[i]
             assert len(means) == len(sent_starts), "a recorded call of another document"
-            starts, _ = segment(
-                means, **{**settings, "penalty": penalty, "paragraph_penalty": penalty}
-            )
+            changed = {"penalty": penalty, "paragraph_penalty": penalty}
+            if drift is not None:
+                changed["drift"] = drift
+            starts, _ = segment(means, **{**settings, **changed})
             hyps[name] = [sent_starts[s] for s in starts]
         second.clear()
         if systems:
@@ -331,6 +338,7 @@ def evaluate(
     n_synthetic: int = 40,
     peers: bool = True,
     penalties: Sequence[float] = (),
+    drifts: Sequence[float] = (),
     threads: int = 1,
     sets: Optional[Dict[str, Callable[[], List[TopicDocument]]]] = None,
 ) -> Dict[str, Any]:
@@ -364,7 +372,9 @@ def evaluate(
                     "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),
                 }
             )
-    results = {name: run(nlp, fig5, make(), peers, tune, penalties) for name, make in sets.items()}
+    results = {
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts) for name, make in sets.items()
+    }
     payload = {
         "half": None if own_sets else half,
         "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},

@@ -52,6 +52,12 @@ def main(argv: Any = None) -> int:
         "for every boundary (segment_penalty between sentences and paragraph_penalty between "
         "paragraphs; e.g. 0.45,0.5,0.6): a tuning sweep",
     )
+    parser.add_argument(
+        "--drifts",
+        default="",
+        help="comma-separated segment_drift values, each scored with each of --penalties "
+        "(e.g. 0,0.02,0.03)",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -68,6 +74,7 @@ def main(argv: Any = None) -> int:
         n_synthetic=args.n_synthetic,
         peers=not args.no_peers,
         penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
+        drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
         threads=args.threads,
         sets=None if args.choi is None else {"Choi 3-11": lambda: choi_docs(args.choi)},
     )

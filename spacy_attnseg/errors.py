@@ -226,6 +226,12 @@ class Errors:
         "the GPU, or leave --gpu-id out (-1) to run on the CPU."
     )
 
+    E122 = (
+        "[E122] Invalid `segment_drift` {value}: it must be a finite number of at least 0 "
+        "(higher keeps long runs of one text together more; 0 credits nothing; the "
+        "default is {default})."
+    )
+
 
 class Warnings:
     W001 = (

@@ -15,8 +15,14 @@ of the sentences (or paragraphs) -> segments within the size limits.
    segments, of the squared distances of the segment's unit vectors from their mean,
    plus ``penalty * noise * ln(n_units)`` per boundary (``paragraph_penalty`` in place of
    ``penalty`` where the units are paragraphs; kernel change-point detection
-   with a linear kernel and a BIC-style penalty; solved exactly by dynamic programming
-   with PELT pruning and runs of at most 256 units, linear in the number of units).
+   with a linear kernel and a BIC-style penalty), minus ``drift * noise * m ln m`` per
+   segment of ``m`` units (``length_credit``). So splitting a run of ``m`` units into
+   ``m1`` and ``m2`` costs ``drift * noise * (m ln m - m1 ln m1 - m2 ln m2)`` more: about
+   ``m ln 2`` times ``drift * noise`` for halves, about ``ln m`` for one unit off an end.
+   In-context sentence vectors of one text drift (each carries its neighbours), and
+   what splitting a drifting run gains grows with its length; a change to an unrelated
+   text gains far more at once. Solved exactly by dynamic programming over runs of at
+   most 256 units, linear in the number of units.
    ``noise`` (``scale="noise"``, the default) is the document's own step size: the
    median, over neighbouring units that differ, of half their squared distance. A
    document whose neighbouring sentences differ about as much as distant ones (one topic
@@ -32,9 +38,10 @@ of the sentences (or paragraphs) -> segments within the size limits.
    wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
    ``split_tokens`` cuts a single sentence that is longer by itself.
 4. **Scores.** A boundary's score is the drop in cost that splitting there brings
-   (between its neighbouring segments, over sentence vectors), divided by the penalty a
-   boundary pays in a document of that many sentences: chosen boundaries score about 1
-   or more, ones forced by the size limits may score less. The first segment scores 0.
+   (between its neighbouring segments, over sentence vectors) less what the split costs
+   in ``length_credit``, divided by the penalty a boundary pays in a document of that
+   many sentences: chosen boundaries score about 1 or more, ones forced by the size
+   limits may score less. The first segment scores 0.
 
 Everything is linear in the number of wordpieces (the pooling) and close to linear in
 the number of sentences (the partition).
@@ -51,10 +58,25 @@ from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
-# the boundary penalties chosen on the tuning halves (configs/minilm.cfg): between
-# sentences, and where the units are paragraphs (a text with paragraph breaks)
-PENALTY = 0.5
+# chosen on the tuning halves (configs/minilm.cfg): the boundary penalty between
+# sentences, and where the units are paragraphs (a text with paragraph breaks); the
+# credit of a long run (``length_credit``)
+PENALTY = 0.45
 PARAGRAPH_PENALTY = 0.55
+DRIFT = 0.03
+
+
+def valid_drift(value: float) -> bool:
+    """Whether ``value`` can be a ``drift``: a finite number, 0 or more (0: no credit)."""
+    return math.isfinite(value) and value >= 0
+
+
+def length_credit(sizes: Any, drift: float) -> numpy.ndarray:
+    """``drift * m ln m`` for each run of ``m`` units in ``sizes``: what the partition
+    takes off a run's cost, so that splitting a long run costs more than splitting a
+    short one (module docstring)."""
+    m = numpy.asarray(sizes, dtype="float64")
+    return float(drift) * m * numpy.log(numpy.maximum(m, 1.0))
 
 
 def valid_penalty(value: float) -> bool:
@@ -235,16 +257,19 @@ MAX_UNITS = 256
 
 
 def partition(
-    vectors: numpy.ndarray, penalty: float, min_len: int = 1, max_len: int = MAX_UNITS
+    vectors: numpy.ndarray,
+    penalty: float,
+    min_len: int = 1,
+    max_len: int = MAX_UNITS,
+    drift: float = 0.0,
 ) -> List[int]:
     """Starts (0 excluded) of the segmentation of ``vectors`` into runs of at least
     ``min_len`` and at most ``max_len`` units that minimises the total ``Cost`` plus
-    ``penalty`` per segment. Exact for that problem: optimal partitioning with PELT
-    pruning, safe because splitting never raises the cost (with a minimum length, a
-    beaten candidate is dropped only once its beater may end a segment). ``max_len``
-    bounds the work per unit, so the time is linear in ``len(vectors)``; a run longer
-    than that (256 sentences by default, thousands of tokens) is cut where the cost is
-    lowest.
+    ``penalty`` per segment minus ``length_credit`` (``drift``, in the units of the cost)
+    per segment. Exact for that problem: optimal partitioning by dynamic programming
+    over every run that may end at each unit. ``max_len`` bounds the work per unit, so
+    the time is linear in ``len(vectors)``; a run longer than that (256 sentences by
+    default, thousands of tokens) is cut where the cost is lowest.
     """
     n = len(vectors)
     min_len = max(1, int(min_len))
@@ -255,23 +280,17 @@ def partition(
     best = numpy.full(n + 1, numpy.inf)
     best[0] = -penalty
     back = numpy.zeros(n + 1, dtype="int64")
-    alive = numpy.array([0], dtype="int64")
-    # a candidate beaten at t is dropped only once t itself may end a segment (t + min_len)
-    beaten: Dict[int, numpy.ndarray] = {}
     for t in range(min_len, n + 1):
-        if t - min_len >= min_len:
-            alive = numpy.append(alive, t - min_len)
-        if t in beaten:
-            alive = numpy.setdiff1d(alive, beaten.pop(t), assume_unique=True)
-        if t - alive[0] > max_len and t - min_len >= min_len:
-            alive = alive[alive >= t - max_len]
-        totals = best[alive] + cost(alive, numpy.full(len(alive), t))
+        # a run [s, t): from the start, or after a run of min_len or more
+        lowest = t - max_len
+        runs = numpy.arange(max(lowest, min_len), t - min_len + 1)
+        if lowest <= 0:
+            runs = numpy.concatenate([[0], runs])
+        totals = best[runs] + cost(runs, numpy.full(len(runs), t))
+        totals -= length_credit(t - runs, drift)
         k = int(numpy.argmin(totals))
         best[t] = totals[k] + penalty
-        back[t] = alive[k]
-        losers = alive[totals > best[t] + 1e-9 * max(1.0, abs(best[t]))]
-        if len(losers):
-            beaten[t + min_len] = losers
+        back[t] = runs[k]
     starts: List[int] = []
     t = n
     while t > 0:
@@ -471,27 +490,40 @@ def step_noise(vectors: numpy.ndarray) -> float:
     return max(float(numpy.median(steps)), 1e-6)
 
 
+def noise_scale(vectors: numpy.ndarray, scale: str = "noise") -> float:
+    """What penalties and credits are relative to: ``step_noise(vectors)`` with
+    ``scale="noise"``, 1.0 with ``scale="unit"``."""
+    return step_noise(vectors) if scale == "noise" else 1.0
+
+
 def boundary_penalty(penalty: float, vectors: numpy.ndarray, scale: str = "noise") -> float:
     """What one boundary costs among the units ``vectors``: ``penalty * ln(n_units)``,
     times ``step_noise(vectors)`` with ``scale="noise"``."""
-    noise = step_noise(vectors) if scale == "noise" else 1.0
-    return float(penalty) * noise * float(numpy.log(max(len(vectors), 2)))
+    return float(penalty) * noise_scale(vectors, scale) * float(numpy.log(max(len(vectors), 2)))
 
 
 def boundary_scores(
-    vectors: numpy.ndarray, starts: Sequence[int], penalty: float, scale: str = "noise"
+    vectors: numpy.ndarray,
+    starts: Sequence[int],
+    penalty: float,
+    scale: str = "noise",
+    drift: float = 0.0,
 ) -> List[float]:
     """Per segment (``starts``, 0 first): the cost its start's boundary removes between
-    the neighbouring segments, over the boundary penalty (0.0 for the first)."""
+    the neighbouring segments, less what the split costs in ``length_credit``
+    (``drift``), over the boundary penalty (0.0 for the first)."""
     if len(starts) < 2:
         return [0.0]
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
     unit = boundary_penalty(penalty, vectors, scale)
+    credit = drift * noise_scale(vectors, scale)
     scores = [0.0]
     for i in range(1, len(starts)):
-        drop = cost.drop(bounds[i - 1], numpy.array(bounds[i]), bounds[i + 1])
-        scores.append(round(float(drop) / unit, 6))
+        a, split, b = bounds[i - 1], bounds[i], bounds[i + 1]
+        drop = cost.drop(a, numpy.array(split), b)
+        loss = length_credit(b - a, credit) - length_credit([split - a, b - split], credit).sum()
+        scores.append(round(float(drop - loss) / unit, 6))
     return scores
 
 
@@ -522,6 +554,7 @@ def segment(
     method: str = "partition",
     penalty: float = PENALTY,
     paragraph_penalty: Optional[float] = None,
+    drift: float = DRIFT,
     scale: str = "noise",
     standardise: bool = True,
     window: int = 2,
@@ -590,7 +623,12 @@ def segment(
     elif n_segments > 0:
         chosen = binary_segments(units, n_segments, min_len)
     else:
-        chosen = partition(units, boundary_penalty(penalty, units, scale), min_len)
+        chosen = partition(
+            units,
+            boundary_penalty(penalty, units, scale),
+            min_len,
+            drift=drift * noise_scale(units, scale),
+        )
     starts = before_headings([int(first[s]) for s in chosen], heads)
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     allowed = numpy.concatenate([[True], ~heads[:-1]])
@@ -598,4 +636,4 @@ def segment(
         starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens, allowed=allowed
     )
     starts = [0] + starts
-    return starts, boundary_scores(vectors, starts, penalty, scale)
+    return starts, boundary_scores(vectors, starts, penalty, scale, drift)

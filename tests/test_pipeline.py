@@ -375,6 +375,7 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"segment_penalty": -1.0}, "E020"),
         ({"paragraph_penalty": -2.0}, "E020"),
         ({"paragraph_penalty": 0.0}, "E020"),
+        ({"segment_drift": -0.1}, "E122"),
         ({"segment_scale": "log"}, "E028"),
     ],
 )

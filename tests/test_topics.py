@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from typing import Any, Dict, List
 
@@ -351,11 +352,13 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
             means[copies] = means[copies].mean(axis=0)
         # the pieces are the paragraphs: a sentence after the separator opens one
         paragraph = [k == 0 or separator in doc[s.start - 1].text for k, s in enumerate(sents)]
-        # the pipeline's costs of a boundary, between sentences and between paragraphs
+        # the pipeline's costs of a boundary, between sentences and between paragraphs,
+        # and its credit of a run's length
         cfg = minilm_nlp.get_pipe("attn_segmenter").cfg
         penalties = {
             "penalty": cfg["segment_penalty"],
             "paragraph_penalty": cfg["paragraph_penalty"],
+            "drift": cfg["segment_drift"],
         }
         starts, scores = topics.segment(
             means,
@@ -713,15 +716,25 @@ def naive_cost(vectors: numpy.ndarray, bounds: List[int]) -> float:
     return total
 
 
-def brute_force_partition(vectors: numpy.ndarray, penalty: float, min_len: int) -> float:
-    """The lowest cost + penalty per boundary over every admissible segmentation."""
+def naive_credit(sizes: List[int], drift: float) -> float:
+    """``drift * m ln m`` summed over runs of ``m`` units."""
+    return sum(drift * m * math.log(m) for m in sizes if m > 0)
+
+
+def brute_force_partition(
+    vectors: numpy.ndarray, penalty: float, min_len: int, drift: float = 0.0
+) -> float:
+    """The lowest cost + penalty per boundary - drift * m ln m per run of m units, over
+    every admissible segmentation."""
     n = len(vectors)
-    best = naive_cost(vectors, [0, n])
+    best = naive_cost(vectors, [0, n]) - naive_credit([n], drift)
     for k in range(1, n):
         for cut in itertools.combinations(range(1, n), k):
             bounds = [0, *cut, n]
-            if all(b - a >= min_len for a, b in zip(bounds[:-1], bounds[1:], strict=True)):
-                best = min(best, naive_cost(vectors, bounds) + penalty * k)
+            sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+            if min(sizes) >= min_len:
+                total = naive_cost(vectors, bounds) + penalty * k - naive_credit(sizes, drift)
+                best = min(best, total)
     return best
 
 
@@ -730,14 +743,67 @@ def brute_force_partition(vectors: numpy.ndarray, penalty: float, min_len: int) 
     arrays(numpy.float64, st.tuples(st.integers(1, 10), st.just(3)), elements=floats),
     st.floats(0, 3),
     st.integers(1, 3),
+    st.sampled_from([0.0, 0.03, 0.5]),
 )
-def test_partition_is_optimal(vectors: numpy.ndarray, penalty: float, min_len: int) -> None:
-    starts = topics.partition(vectors, penalty, min_len)
+def test_partition_is_optimal(
+    vectors: numpy.ndarray, penalty: float, min_len: int, drift: float
+) -> None:
+    starts = topics.partition(vectors, penalty, min_len, drift=drift)
     bounds = [0, *starts, len(vectors)]
+    sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     if starts:
-        assert min(b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)) >= min_len
-    got = naive_cost(vectors, bounds) + penalty * len(starts)
-    assert got == pytest.approx(brute_force_partition(vectors, penalty, min_len), abs=1e-9)
+        assert min(sizes) >= min_len
+    got = naive_cost(vectors, bounds) + penalty * len(starts) - naive_credit(sizes, drift)
+    expected = brute_force_partition(vectors, penalty, min_len, drift)
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
+def test_partition_within_max_len_is_optimal() -> None:
+    """Runs of at most ``max_len`` units: the best such segmentation (brute force)."""
+    rng = numpy.random.default_rng(11)
+    vectors = rng.normal(size=(9, 3))
+    for max_len, drift in ((3, 0.0), (4, 0.5), (2, 0.03)):
+        starts = topics.partition(vectors, 0.4, 1, max_len=max_len, drift=drift)
+        bounds = [0, *starts, 9]
+        sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        assert max(sizes) <= max_len
+        best = min(
+            naive_cost(vectors, [0, *cut, 9]) + 0.4 * len(cut) - naive_credit(list(runs), drift)
+            for k in range(1, 9)
+            for cut in itertools.combinations(range(1, 9), k)
+            for runs in [numpy.diff([0, *cut, 9]).tolist()]
+            if max(runs) <= max_len
+        )
+        got = naive_cost(vectors, bounds) + 0.4 * len(starts) - naive_credit(sizes, drift)
+        assert got == pytest.approx(best, abs=1e-9)
+
+
+def test_valid_drift() -> None:
+    assert topics.valid_drift(0.0) and topics.valid_drift(topics.DRIFT)
+    assert not any(topics.valid_drift(v) for v in (-0.01, float("nan"), float("inf")))
+
+
+def test_drift_keeps_a_drifting_text_together() -> None:
+    """Two texts of 40 sentences whose vectors drift (a random walk plus noise, as
+    in-context vectors carry their neighbours): without the length credit the partition
+    cuts each text into pieces; with the default it finds the one change of text."""
+    found, plain_cuts, credited_cuts = 0, 0, 0
+    for seed in range(10):
+        rng = numpy.random.default_rng(seed)
+
+        def text(n: int, rng: numpy.random.Generator = rng) -> numpy.ndarray:
+            walk = numpy.cumsum(0.03 * rng.normal(size=(n, 48)), axis=0) + rng.normal(size=48)
+            return walk + 0.35 * rng.normal(size=(n, 48))
+
+        means = numpy.vstack([text(40), text(40)])
+        plain = topics.segment(means, drift=0.0)[0]
+        credited, scores = topics.segment(means)
+        assert 40 in plain and 40 in credited
+        assert min(scores[1:]) >= 1.0 - 1e-9  # every chosen boundary pays for itself
+        plain_cuts += len(plain) - 1
+        credited_cuts += len(credited) - 1
+        found += credited == [0, 40]
+    assert found >= 8 and credited_cuts < plain_cuts
 
 
 def test_partition_finds_planted_topics_and_cuts_runs_at_max_len() -> None:
@@ -773,6 +839,21 @@ def test_boundary_scores_are_cost_drops_over_the_penalty() -> None:
     assert scores == pytest.approx([0.0, drop_4 / unit, drop_9 / unit], abs=1e-5)
 
 
+def test_boundary_scores_take_off_the_length_credit() -> None:
+    rng = numpy.random.default_rng(4)
+    vectors = topics.unit_vectors(rng.normal(size=(12, 6)), standardise=False)
+    unit = 0.5 * numpy.log(12) * naive_step_noise(vectors)
+    credit = 0.2 * naive_step_noise(vectors)
+    drop_4 = naive_cost(vectors, [0, 9]) - naive_cost(vectors, [0, 4, 9])
+    drop_9 = naive_cost(vectors, [4, 12]) - naive_cost(vectors, [4, 9, 12])
+    loss_4 = naive_credit([9], credit) - naive_credit([4, 5], credit)
+    loss_9 = naive_credit([8], credit) - naive_credit([5, 3], credit)
+    scores = topics.boundary_scores(vectors, [0, 4, 9], 0.5, drift=0.2)
+    assert scores == pytest.approx(
+        [0.0, (drop_4 - loss_4) / unit, (drop_9 - loss_9) / unit], abs=1e-5
+    )
+
+
 def naive_step_noise(vectors: numpy.ndarray) -> float:
     """The median half squared step between neighbours that differ (1.0 without one)."""
     halves = sorted(
@@ -799,7 +880,9 @@ def test_noise_scale_is_the_penalty_times_the_median_step(
     noise = max(naive_step_noise(vectors), 1e-6)
     assert topics.step_noise(vectors) == pytest.approx(noise, rel=1e-9, abs=1e-12)
     noisy, _ = topics.segment(means, penalty=penalty)
-    plain, _ = topics.segment(means, penalty=penalty * noise, scale="unit")
+    plain, _ = topics.segment(
+        means, penalty=penalty * noise, drift=topics.DRIFT * noise, scale="unit"
+    )
     assert noisy == plain
 
 
@@ -807,14 +890,15 @@ def test_noise_scale_asks_more_of_a_document_without_coherent_pieces() -> None:
     """The same four distinct centres, once as coherent pieces of five sentences and once
     shuffled: unscaled, the penalty that finds the pieces also cuts the shuffled text;
     scaled by its step noise, the shuffled one (whose neighbours differ as much as any
-    two sentences) keeps far fewer boundaries."""
+    two sentences) keeps far fewer boundaries. (Without the length credit, whose own
+    scale follows the penalty's.)"""
     rng = numpy.random.default_rng(7)
     pieces = numpy.repeat(rng.normal(size=(4, 24)), 5, axis=0) + 0.6 * rng.normal(size=(20, 24))
     shuffled = pieces[rng.permutation(20)]
     assert topics.segment(pieces, penalty=0.5)[0] == [0, 5, 10, 15]
     assert topics.segment(pieces, penalty=0.5, scale="unit")[0] == [0, 5, 10, 15]
-    unscaled = len(topics.segment(shuffled, penalty=0.5, scale="unit")[0])
-    scaled = len(topics.segment(shuffled, penalty=0.5)[0])
+    unscaled = len(topics.segment(shuffled, penalty=0.5, drift=0.0, scale="unit")[0])
+    scaled = len(topics.segment(shuffled, penalty=0.5, drift=0.0)[0])
     assert scaled < unscaled
 
 

@@ -82,6 +82,7 @@ def install_extensions() -> None:
         "segment_method": "partition",
         "segment_penalty": topics.PENALTY,
         "paragraph_penalty": topics.PARAGRAPH_PENALTY,
+        "segment_drift": topics.DRIFT,
         "segment_scale": "noise",
         "segment_standardise": True,
         "segment_paragraphs": True,
@@ -114,6 +115,7 @@ def make_attn_segmenter(
     segment_method: str,
     segment_penalty: float,
     paragraph_penalty: Optional[float],
+    segment_drift: float,
     segment_scale: str,
     segment_standardise: bool,
     segment_paragraphs: bool,
@@ -167,6 +169,10 @@ def make_attn_segmenter(
         units) and the document's step noise; higher gives fewer segments.
     paragraph_penalty (Optional[float]): the same where the units are paragraphs (with
         ``segment_paragraphs``, a text with paragraph breaks); null: ``segment_penalty``.
+    segment_drift (float): "partition": how much a run is credited for its length
+        (``topics.length_credit``, ``drift * noise * m ln m`` for ``m`` units), so that a
+        long run of one text, whose in-context vectors drift, is split less readily than
+        a short one; 0: no credit.
     segment_scale (str): "noise" (the default): the penalty is relative to the
         document's own step noise, the median half squared distance of neighbouring
         sentence vectors; "unit": it is not scaled.
@@ -208,6 +214,7 @@ def make_attn_segmenter(
         segment_method=segment_method,
         segment_penalty=segment_penalty,
         paragraph_penalty=paragraph_penalty,
+        segment_drift=segment_drift,
         segment_scale=segment_scale,
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
@@ -261,6 +268,7 @@ class AttnSegmenter(AttentionPipe):
         segment_method: str = "partition",
         segment_penalty: float = topics.PENALTY,
         paragraph_penalty: Optional[float] = topics.PARAGRAPH_PENALTY,
+        segment_drift: float = topics.DRIFT,
         segment_scale: str = "noise",
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
@@ -292,6 +300,8 @@ class AttnSegmenter(AttentionPipe):
         ):
             if penalty is not None and not topics.valid_penalty(penalty):
                 raise ValueError(Errors.E020.format(key=key, value=penalty, default=default))
+        if not topics.valid_drift(segment_drift):
+            raise ValueError(Errors.E122.format(value=segment_drift, default=topics.DRIFT))
         if segment_scale not in topics.SCALES:
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name
@@ -326,6 +336,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
             "paragraph_penalty": None if paragraph_penalty is None else float(paragraph_penalty),
+            "segment_drift": float(segment_drift),
             "segment_scale": segment_scale,
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
@@ -491,6 +502,7 @@ class AttnSegmenter(AttentionPipe):
             method=cfg["segment_method"],
             penalty=cfg["segment_penalty"],
             paragraph_penalty=cfg["paragraph_penalty"],
+            drift=cfg["segment_drift"],
             scale=cfg["segment_scale"],
             standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
