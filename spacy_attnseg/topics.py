@@ -18,7 +18,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    with a linear kernel and a BIC-style penalty), minus ``drift * noise * m ln m`` per
    segment of ``m`` units (``length_credit``). So splitting a run of ``m`` units into
    ``m1`` and ``m2`` costs ``drift * noise * (m ln m - m1 ln m1 - m2 ln m2)`` more: about
-   ``m ln 2`` times ``drift * noise`` for halves, about ``ln m`` for one unit off an end.
+   ``m ln 2`` times ``drift * noise`` for halves, about ``ln m + 1`` times it for one
+   unit off an end.
    In-context sentence vectors of one text drift (each carries its neighbours), and
    what splitting a drifting run gains grows with its length; a change to an unrelated
    text gains far more at once. Solved exactly by dynamic programming over runs of at
@@ -43,8 +44,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    many sentences: chosen boundaries score about 1 or more, ones forced by the size
    limits may score less. The first segment scores 0.
 
-Everything is linear in the number of wordpieces (the pooling) and close to linear in
-the number of sentences (the partition).
+Everything is linear in the number of wordpieces (the pooling) and in the number of
+sentences (the partition scans at most 256 runs ending at each unit).
 """
 
 import math
