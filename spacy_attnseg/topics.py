@@ -491,16 +491,15 @@ def step_noise(vectors: numpy.ndarray) -> float:
     return max(float(numpy.median(steps)), 1e-6)
 
 
-def noise_scale(vectors: numpy.ndarray, scale: str = "noise") -> float:
-    """What penalties and credits are relative to: ``step_noise(vectors)`` with
-    ``scale="noise"``, 1.0 with ``scale="unit"``."""
-    return step_noise(vectors) if scale == "noise" else 1.0
-
-
-def boundary_penalty(penalty: float, vectors: numpy.ndarray, scale: str = "noise") -> float:
-    """What one boundary costs among the units ``vectors``: ``penalty * ln(n_units)``,
-    times ``step_noise(vectors)`` with ``scale="noise"``."""
-    return float(penalty) * noise_scale(vectors, scale) * float(numpy.log(max(len(vectors), 2)))
+def prices(
+    penalty: float, drift: float, vectors: numpy.ndarray, scale: str = "noise"
+) -> Tuple[float, float]:
+    """What one boundary costs among the units ``vectors``, ``penalty * ln(n_units)``,
+    and the ``drift`` of ``length_credit``, both times the document's step noise
+    (``step_noise(vectors)``) with ``scale="noise"``, as they are with ``scale="unit"``."""
+    noise = step_noise(vectors) if scale == "noise" else 1.0
+    boundary = float(penalty) * noise * float(numpy.log(max(len(vectors), 2)))
+    return boundary, float(drift) * noise
 
 
 def boundary_scores(
@@ -517,8 +516,7 @@ def boundary_scores(
         return [0.0]
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
-    unit = boundary_penalty(penalty, vectors, scale)
-    credit = drift * noise_scale(vectors, scale)
+    unit, credit = prices(penalty, drift, vectors, scale)
     scores = [0.0]
     for i in range(1, len(starts)):
         a, split, b = bounds[i - 1], bounds[i], bounds[i + 1]
@@ -624,12 +622,8 @@ def segment(
     elif n_segments > 0:
         chosen = binary_segments(units, n_segments, min_len)
     else:
-        chosen = partition(
-            units,
-            boundary_penalty(penalty, units, scale),
-            min_len,
-            drift=drift * noise_scale(units, scale),
-        )
+        boundary, credit = prices(penalty, drift, units, scale)
+        chosen = partition(units, boundary, min_len, drift=credit)
     starts = before_headings([int(first[s]) for s in chosen], heads)
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     allowed = numpy.concatenate([[True], ~heads[:-1]])
