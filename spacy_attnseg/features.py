@@ -40,7 +40,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 from spacy.tokens import Doc, Span
-from thinc.api import Model
+from thinc.api import Model, NumpyOps
 from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
 from .capture import (
@@ -53,7 +53,15 @@ from .capture import (
 )
 from .errors import Errors
 from .sentences import column_scores, sentence_final
-from .windows import TokenPooling, aligned_rows, group_sums, ops_for, token_values, window_length
+from .windows import (
+    TokenPooling,
+    aligned_rows,
+    gather_rows,
+    group_sums,
+    ops_for,
+    token_values,
+    window_length,
+)
 
 HIDDEN = "last_hidden_state"
 
@@ -351,15 +359,14 @@ def doc_punct_features(doc: Doc) -> numpy.ndarray:
 def colsum_features(colsums: Any, align: Ragged, n_tokens: int) -> numpy.ndarray:
     """``log(1 + c)`` and ``c / window max`` per head for every token: ``(n_tokens, 2H)``.
 
-    ``colsums`` is ``(n_windows, H, L)``, as captured, on any device.
+    ``colsums`` is ``(n_windows, H, L)``, as captured, on any device (a few numbers per
+    wordpiece: they are copied to the CPU and scored there).
     """
-    ops = ops_for(colsums)
-    xp = ops.xp
-    raw = xp.asarray(colsums, dtype="float32")
+    raw = numpy.asarray(ops_for(colsums).to_numpy(colsums), dtype="float32")
     values = raw.transpose(0, 2, 1)  # (n_win, L, H)
     relative = column_scores(raw).transpose(0, 2, 1)
-    stacked = xp.concatenate([xp.log1p(xp.maximum(values, 0.0)), relative], axis=2)
-    return token_values(xp.ascontiguousarray(stacked), align, n_tokens)
+    stacked = numpy.concatenate([numpy.log1p(numpy.maximum(values, 0.0)), relative], axis=2)
+    return token_values(numpy.ascontiguousarray(stacked), align, n_tokens)
 
 
 def _window_segments(
@@ -411,32 +418,24 @@ def similarity_features(
     rows, seg_lengths, seg_tokens, seg_windows = _window_segments(align, length)
     pair = numpy.flatnonzero(seg_windows[1:] == seg_windows[:-1])
     if len(pair):
-        ops = ops_for(context[0])
-        xp = ops.xp
-        index = xp.asarray(rows)
-        lengths = cast(Ints1d, xp.asarray(seg_lengths, dtype="int32"))
+        ops = NumpyOps()
+        lengths = cast(Ints1d, seg_lengths.astype("int32"))
         _, window_counts = numpy.unique(seg_windows, return_counts=True)
-        counts = cast(Ints1d, xp.asarray(window_counts, dtype="int32"))
-        seg_window_index = numpy.repeat(numpy.arange(len(window_counts)), window_counts)
-        left = xp.asarray(pair)
-        pair_window = xp.asarray(seg_window_index[pair])
+        counts = cast(Ints1d, window_counts.astype("int32"))
+        pair_window = numpy.repeat(numpy.arange(len(window_counts)), window_counts)[pair]
         left_tokens, right_tokens = seg_tokens[pair], seg_tokens[pair + 1]
         sims = numpy.empty((len(pair), n_pairs_out), dtype="float32")
         for k, layer in enumerate(context):
-            gathered = xp.asarray(layer, dtype="float32").reshape((-1, hidden))[index]
-            pooled = ops.reduce_mean(ops.as_contig(ops.asarray2f(gathered)), lengths)
-            per_head: Any = pooled.reshape((len(seg_lengths), n_heads, -1))
+            gathered = gather_rows(layer.reshape((-1, hidden)), rows)
+            pooled = ops.reduce_mean(cast(Floats2d, gathered), lengths)
+            per_head = pooled.reshape((len(seg_lengths), n_heads, -1))
             # per head: squared norm of every segment (n_seg, n_heads), and the dot
             # product of each pair of neighbouring segments in one window
-            squares = xp.einsum("shd,shd->sh", per_head, per_head)
-            # thinc's GPU kernels read an array's buffer in C order whatever its strides,
-            # and cupy's einsum may return a transposed view
-            window_norm = ops.reduce_mean(ops.as_contig(ops.asarray2f(squares)), counts)
-            dots = xp.einsum("shd,shd->sh", per_head[:-1], per_head[1:])[left]
+            squares = numpy.einsum("shd,shd->sh", per_head, per_head)
+            window_norm = ops.reduce_mean(cast(Floats2d, numpy.ascontiguousarray(squares)), counts)
+            dots = numpy.einsum("shd,shd->sh", per_head[:-1], per_head[1:])[pair]
             norm = window_norm[pair_window]
-            sims[:, k * n_heads : (k + 1) * n_heads] = ops.to_numpy(
-                dots / xp.where(norm > 0, norm, 1.0)
-            )
+            sims[:, k * n_heads : (k + 1) * n_heads] = dots / numpy.where(norm > 0, norm, 1.0)
         out[:, :n_pairs_out] = group_sums(sims, right_tokens, n_tokens)
         out[:, n_pairs_out : 2 * n_pairs_out] = group_sums(sims, left_tokens, n_tokens)
         prev_count += numpy.bincount(right_tokens, minlength=n_tokens)

@@ -10,12 +10,22 @@ from typing import Any, List, Optional, Tuple, cast
 
 import numpy
 from thinc.api import CupyOps, NumpyOps, Ops, get_array_module
-from thinc.types import Ints1d, Ragged
+from thinc.types import Floats2d, Ints1d, Ragged
 
 
 def ops_for(array: Any) -> Ops:
     """The thinc ops for the device that holds ``array``."""
     return NumpyOps() if get_array_module(array) is numpy else CupyOps()
+
+
+def gather_rows(values: Any, rows: numpy.ndarray) -> numpy.ndarray:
+    """The rows ``rows`` of the 2-d array ``values`` (on any device), as a C-ordered
+    float32 array on the CPU. The rows are picked on the array's device and copied over
+    in one transfer; a Doc's pooling is then a few small reductions, which cost less on
+    the CPU than a GPU's kernel launches and synchronisations."""
+    xp = get_array_module(values)
+    picked = values[xp.asarray(rows)] if xp is not numpy else values[rows]
+    return numpy.ascontiguousarray(ops_for(picked).to_numpy(picked), dtype="float32")
 
 
 def group_sums(values: Any, groups: Any, n_groups: int = 0) -> numpy.ndarray:
@@ -115,15 +125,12 @@ class TokenPooling:
             out[self.missing] = 0.0
         if not self.chunks:
             return out
-        ops = ops_for(values)
+        ops = NumpyOps()
         flat = values.reshape((n_windows * length, width))
         for row_lo, row_hi, lo, hi, tokens, n_windows_per_token in self.chunks:
-            gathered = flat[ops.xp.asarray(self.rows[row_lo:row_hi])]
-            per_window, _ = ops.reduce_max(
-                ops.as_contig(ops.asarray2f(gathered)), _lengths(ops, self.seg_lengths[lo:hi])
-            )
-            per_token = ops.reduce_mean(per_window, _lengths(ops, n_windows_per_token))
-            out[tokens] = ops.to_numpy(per_token)
+            gathered = cast(Floats2d, gather_rows(flat, self.rows[row_lo:row_hi]))
+            per_window, _ = ops.reduce_max(gathered, _lengths(self.seg_lengths[lo:hi]))
+            out[tokens] = ops.reduce_mean(per_window, _lengths(n_windows_per_token))
         return out
 
 
@@ -134,16 +141,17 @@ def token_values(
 
     Within a window a token takes the maximum over its wordpieces; a token seen in several
     overlapping windows takes the mean over those windows, so no window counts twice.
-    Tokens without wordpieces (whitespace) get 0. Runs on the device of ``values``, a
-    slice of tokens at a time; only the ``(n_tokens, C)`` result is copied to the CPU
-    (into ``out`` when given, e.g. columns of a larger matrix). Several arrays of the
+    Tokens without wordpieces (whitespace) get 0. The aligned rows are copied to the CPU
+    a slice of tokens at a time (:func:`gather_rows`) and pooled there; the
+    ``(n_tokens, C)`` result is written into ``out`` when given (e.g. columns of a larger
+    matrix). Several arrays of the
     same windows share one :class:`TokenPooling`.
     """
     return TokenPooling.of(align, values.shape[1], n_tokens).apply(values, out)
 
 
-def _lengths(ops: Ops, lengths: numpy.ndarray) -> Ints1d:
-    return cast(Ints1d, ops.xp.asarray(lengths, dtype="int32"))
+def _lengths(lengths: numpy.ndarray) -> Ints1d:
+    return cast(Ints1d, numpy.asarray(lengths, dtype="int32"))
 
 
 def wordpiece_tokens(align: Ragged, n_windows: int, length: int) -> numpy.ndarray:

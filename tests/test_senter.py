@@ -252,9 +252,9 @@ class _GpuLikeOps(NumpyOps):
 def test_features_are_the_same_with_gpu_like_kernels(
     trf_nlp: Language, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On a GPU the features go through thinc's CUDA kernels, which read an array's
-    buffer whatever its strides, and cupy, whose einsum can return a transposed view:
-    every array handed to a kernel must be C-contiguous. Emulated on the CPU."""
+    """Whatever ops an array's device gives (``ops_for``), the features are the same:
+    here ops whose reductions read an array's buffer whatever its strides, as thinc's
+    CUDA kernels do, and whose einsum can return a transposed view, as cupy's can."""
     trf = trf_nlp.get_pipe("transformer")
     capture = AttentionCapture.attach(trf.model)
     spec = FeatureSpec(

@@ -106,6 +106,28 @@ def test_one_pooling_serves_every_array_and_overwrites_out(seed: int) -> None:
         )
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_token_values_of_any_layout_and_float_type(seed: int) -> None:
+    """The rows are copied to the CPU as C-ordered float32 whatever the array's layout
+    and float type (a transposed view, float64, float16), and pooled as the loop does."""
+    rng = numpy.random.default_rng(seed)
+    n_windows, length, width, n_tokens = 3, 7, 4, 15
+    rows_per_token = [
+        [int(r) for r in rng.choice(n_windows * length, int(rng.integers(0, 4)), replace=False)]
+        for _ in range(n_tokens)
+    ]
+    values = rng.normal(size=(n_windows, length, width))
+    expected = naive_token_values(values, rows_per_token)
+    transposed = numpy.ascontiguousarray(values.transpose(2, 1, 0)).transpose(2, 1, 0)
+    assert not transposed.flags.c_contiguous
+    for array, tolerance in ((transposed, 1e-6), (values, 1e-6), (values.astype("float16"), 2e-3)):
+        gathered = windows.gather_rows(array.reshape(-1, width), numpy.array([4, 0, 4]))
+        assert gathered.dtype == numpy.float32 and gathered.flags.c_contiguous
+        numpy.testing.assert_array_equal(gathered[0], gathered[2])
+        out = token_values(array, ragged(rows_per_token), n_tokens)
+        numpy.testing.assert_allclose(out, expected, rtol=tolerance, atol=tolerance)
+
+
 def test_token_values_no_wordpieces() -> None:
     values = numpy.ones((2, 4, 1), dtype="float32")
     out = token_values(values, ragged([[], []]), 2)

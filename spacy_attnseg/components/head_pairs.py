@@ -15,7 +15,7 @@ import numpy
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example, validate_get_examples
-from thinc.api import get_array_module
+from thinc.api import get_array_module, to_numpy
 
 from .. import pairs as pairs_module
 from ..capture import (
@@ -161,7 +161,7 @@ class AttnHeadPairs(AttentionPipe):
         model = self._trf.model
         n_layers, n_heads = n_layers_heads(model.transformer)
         contexts = output[CONTEXT]
-        captured = [int(layer) for layer in output[CONTEXT_LAYERS][0]]
+        captured = [int(layer) for layer in to_numpy(output[CONTEXT_LAYERS][0]).tolist()]
         self.release_if_last(doc, (CONTEXT, CONTEXT_LAYERS))
         wordpieces = trf_data.wordpieces
         if self.cfg["include_special"]:

@@ -545,7 +545,8 @@ class AttnSegmenter(AttentionPipe):
         colsums = self.window_colsums(doc, heads)
         if colsums is None:
             return numpy.zeros((len(doc),), dtype="float32")
-        windows = normalised_window_scores(colsums)
+        # a few numbers per wordpiece: cheaper to score on the CPU than with GPU kernels
+        windows = normalised_window_scores(to_numpy(colsums))
         scores = token_values(windows[:, :, None], doc._.trf_data.align, len(doc))[:, 0]
         return scores * candidate_mask(doc, self.candidates)
 
@@ -565,7 +566,7 @@ class AttnSegmenter(AttentionPipe):
         if COLSUMS in output:
             index = {
                 (int(layer), int(head)): i
-                for i, (layer, head) in enumerate(output[COLSUM_HEADS][0])
+                for i, (layer, head) in enumerate(to_numpy(output[COLSUM_HEADS][0]).tolist())
             }
             if all(head in index for head in heads):
                 return output[COLSUMS][:, [index[head] for head in heads]]
