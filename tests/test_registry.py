@@ -172,5 +172,16 @@ def test_spacy_debug_config_accepts_every_shipped_config(config: Path, tmp_path:
             assert result.returncode != 0 and "[E026]" in output, output
             assert "fetch-model all-mpnet-base-v2" in output
             return
+    if '@misc = "spacy-attnseg.shipped_senter.v1"\nmodel = "mpnet"' in config.read_text(
+        encoding="utf8"
+    ):
+        from spacy_attnseg.components.senter import shipped_path
+
+        if not (shipped_path("mpnet") / "model").exists():
+            # the model fetched, its attn_senter not trained here: the coded error that
+            # says how
+            assert result.returncode != 0 and "[E109]" in output, output
+            assert "spacy project run mpnet" in output
+            return
     assert result.returncode == 0, output
     assert "Config is valid" in result.stdout
