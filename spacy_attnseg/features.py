@@ -40,7 +40,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
 from spacy.tokens import Doc, Span
-from thinc.api import Model, NumpyOps
+from thinc.api import Model, NumpyOps, to_numpy
 from thinc.types import Floats1d, Floats2d, Ints1d, Ragged
 
 from .capture import (
@@ -58,7 +58,6 @@ from .windows import (
     aligned_rows,
     gather_rows,
     group_sums,
-    ops_for,
     token_values,
     window_length,
 )
@@ -223,7 +222,7 @@ def doc_features(
         if spec.colsum_layers is not None:
             # the captured rows may serve other components too: take this spec's heads
             heads, layers = (n_heads, n_layers) if n_heads and n_layers else _model_size(output)
-            captured = ops_for(output[COLSUM_HEADS]).to_numpy(output[COLSUM_HEADS][0])
+            captured = to_numpy(output[COLSUM_HEADS][0])
             row = {(int(layer), int(head)): i for i, (layer, head) in enumerate(captured)}
             wanted = spec.resolved_colsum_heads(layers, heads)
             if any(pair not in row for pair in wanted):
@@ -238,10 +237,7 @@ def doc_features(
     if spec.similarities or spec.context_layers:
         if CONTEXT not in output:
             raise ValueError(Errors.E006.format(component=component))
-        captured = [
-            int(layer)
-            for layer in ops_for(output[CONTEXT_LAYERS]).to_numpy(output[CONTEXT_LAYERS][0])
-        ]
+        captured = [int(layer) for layer in to_numpy(output[CONTEXT_LAYERS][0])]
         context = dict(zip(captured, output[CONTEXT], strict=True))
         heads, layers = (n_heads, n_layers) if n_heads and n_layers else _model_size(output)
     if spec.similarities:
@@ -320,7 +316,7 @@ def _fill(out: numpy.ndarray, values: numpy.ndarray) -> None:
 def _model_size(output: Any) -> Tuple[int, int]:
     """(n_heads, n_layers) from the captured column sums."""
     if COLSUM_HEADS in output:
-        heads = ops_for(output[COLSUM_HEADS]).to_numpy(output[COLSUM_HEADS][0])
+        heads = to_numpy(output[COLSUM_HEADS][0])
         layers = {int(layer) for layer, _ in heads}
         return len(heads) // max(1, len(layers)), max(layers) + 1
     raise ValueError(Errors.E102)
@@ -362,7 +358,7 @@ def colsum_features(colsums: Any, align: Ragged, n_tokens: int) -> numpy.ndarray
     ``colsums`` is ``(n_windows, H, L)``, as captured, on any device (a few numbers per
     wordpiece: they are copied to the CPU and scored there).
     """
-    raw = numpy.asarray(ops_for(colsums).to_numpy(colsums), dtype="float32")
+    raw = numpy.asarray(to_numpy(colsums), dtype="float32")
     values = raw.transpose(0, 2, 1)  # (n_win, L, H)
     relative = column_scores(raw).transpose(0, 2, 1)
     stacked = numpy.concatenate([numpy.log1p(numpy.maximum(values, 0.0)), relative], axis=2)

@@ -9,13 +9,8 @@ from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple, cast
 
 import numpy
-from thinc.api import CupyOps, NumpyOps, Ops, get_array_module
+from thinc.api import NumpyOps, get_array_module, to_numpy
 from thinc.types import Floats2d, Ints1d, Ragged
-
-
-def ops_for(array: Any) -> Ops:
-    """The thinc ops for the device that holds ``array``."""
-    return NumpyOps() if get_array_module(array) is numpy else CupyOps()
 
 
 def gather_rows(values: Any, rows: numpy.ndarray) -> numpy.ndarray:
@@ -23,9 +18,8 @@ def gather_rows(values: Any, rows: numpy.ndarray) -> numpy.ndarray:
     float32 array on the CPU. The rows are picked on the array's device and copied over
     in one transfer; a Doc's pooling is then a few small reductions, which cost less on
     the CPU than a GPU's kernel launches and synchronisations."""
-    xp = get_array_module(values)
-    picked = values[xp.asarray(rows)] if xp is not numpy else values[rows]
-    return numpy.ascontiguousarray(ops_for(picked).to_numpy(picked), dtype="float32")
+    picked = values[get_array_module(values).asarray(rows)]
+    return numpy.ascontiguousarray(to_numpy(picked), dtype="float32")
 
 
 def group_sums(values: Any, groups: Any, n_groups: int = 0) -> numpy.ndarray:

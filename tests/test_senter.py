@@ -12,15 +12,13 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import load_config, load_model_from_config, registry
-from thinc.api import NumpyOps
 
 import spacy_attnseg
-import spacy_attnseg.features
-import spacy_attnseg.windows
 from spacy_attnseg.architectures import member_projections, predict_scores
-from spacy_attnseg.capture import AttentionCapture
+from spacy_attnseg.capture import COLSUMS, CONTEXT, AttentionCapture
 from spacy_attnseg.components.senter import StartDecisions
 from spacy_attnseg.features import (
+    HIDDEN,
     DocRange,
     FeatureSpec,
     doc_features,
@@ -218,48 +216,14 @@ def test_features_match_independent_computation(trf_nlp: Language) -> None:
     assert space and not ours[space][:, :-2].any()  # the doc_punct block is per document
 
 
-class _CupyLikeNumpy:
-    """numpy, except that ``einsum`` returns an array that is not C-contiguous, as
-    cupy's ``einsum`` may (it can end with a transposed view)."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(numpy, name)
-
-    @staticmethod
-    def einsum(*args: Any, **kwargs: Any) -> numpy.ndarray:
-        return numpy.asfortranarray(numpy.einsum(*args, **kwargs))
-
-
-def _as_a_kernel_reads(X: numpy.ndarray) -> numpy.ndarray:
-    """``X`` as thinc's CUDA kernels read it: its buffer in memory order, taken as C
-    order whatever the strides."""
-    return numpy.ascontiguousarray(X.ravel(order="K").reshape(X.shape))
-
-
-class _GpuLikeOps(NumpyOps):
-    """The CPU standing in for thinc's CupyOps where it differs from NumpyOps: the
-    reductions read raw buffers, and einsum may return a non-contiguous array."""
-
-    xp = _CupyLikeNumpy()
-
-    def reduce_mean(self, X: Any, lengths: Any) -> Any:
-        return super().reduce_mean(_as_a_kernel_reads(X), lengths)
-
-    def reduce_max(self, X: Any, lengths: Any) -> Any:
-        return super().reduce_max(_as_a_kernel_reads(X), lengths)
-
-
-def test_features_are_the_same_with_gpu_like_kernels(
-    trf_nlp: Language, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Whatever ops an array's device gives (``ops_for``), the features are the same:
-    here ops whose reductions read an array's buffer whatever its strides, as thinc's
-    CUDA kernels do, and whose einsum can return a transposed view, as cupy's can."""
+def test_features_are_the_same_for_any_layout_of_the_captured_arrays(trf_nlp: Language) -> None:
+    """The captured arrays as a device may hand them over (Fortran order, a transposed
+    view): the features are those of C-ordered arrays. thinc's reductions read an
+    array's buffer in C order (its CUDA kernels whatever the strides; NumpyOps refuses
+    other layouts), so every array handed to one must be made C-contiguous first."""
     trf = trf_nlp.get_pipe("transformer")
     capture = AttentionCapture.attach(trf.model)
-    spec = FeatureSpec(
-        colsums=False, similarity_layers=(1, 2, 3, 4), context_layers=(1, 4), hidden=True
-    )
+    spec = FeatureSpec(similarity_layers=(1, 2, 3, 4), context_layers=(1, 4), hidden=True)
     capture.request("test_senter", spec.capture_request())
     text = " ".join(TEXTS[:4] * 2)
     try:
@@ -269,11 +233,17 @@ def test_features_are_the_same_with_gpu_like_kernels(
     hf = trf.model.transformer
     n_layers, n_heads = hf.config.num_hidden_layers, hf.config.num_attention_heads
     expected = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
-    gpu_like = _GpuLikeOps()
-    monkeypatch.setattr(spacy_attnseg.features, "ops_for", lambda array: gpu_like)
-    monkeypatch.setattr(spacy_attnseg.windows, "ops_for", lambda array: gpu_like)
-    emulated = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
-    numpy.testing.assert_allclose(emulated, expected, rtol=1e-5, atol=1e-6)
+    output = doc._.trf_data.model_output
+    for key in (CONTEXT, COLSUMS, HIDDEN):
+        arrays = output[key]
+        if isinstance(arrays, numpy.ndarray):
+            output[key] = numpy.asfortranarray(arrays)
+            assert not output[key].flags.c_contiguous
+        else:
+            output[key] = [numpy.asfortranarray(a) for a in arrays]
+            assert not output[key][0].flags.c_contiguous
+    reordered = doc_features(doc, spec, n_heads=n_heads, n_layers=n_layers)
+    numpy.testing.assert_allclose(reordered, expected, rtol=1e-5, atol=1e-6)
 
 
 # -- training, serialization -----------------------------------------------------------
