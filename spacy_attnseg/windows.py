@@ -172,6 +172,10 @@ def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> numpy.n
     return out
 
 
+# the key under which a Hugging Face tokenizer records that it gave its too-long warning
+TOO_LONG_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
+
+
 class FittedSpans:
     """A spacy-transformers span getter whose windows fit the model: a window with more
     wordpieces than the model reads (e.g. one holding a 5,000-character token) is split
@@ -221,6 +225,12 @@ class FittedSpans:
         too_long = {i for i, ids in zip(maybe, encoded, strict=True) if len(ids) > budget}
         if not too_long:
             return nested
+        # A window of one overlong token still reaches spacy-transformers, which cuts it
+        # to the model's length after tokenizing (truncate_oversize_splits); the
+        # tokenizer's warning that the model will hit an indexing error does not apply.
+        warnings = getattr(self.trf_model.tokenizer, "deprecation_warnings", None)
+        if isinstance(warnings, dict):
+            warnings[TOO_LONG_WARNING] = True
         fitted, i = [], 0
         for spans in nested:
             pieces = []

@@ -11,6 +11,7 @@ hash it, before any component runs.)
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 from pathlib import Path
@@ -160,6 +161,38 @@ def test_an_overlong_token_leaves_the_text_after_it_scored(pipelines: Dict[str, 
         data = doc._.trf_data
         assert data.align[tail].lengths.sum() > 0
         assert max(getattr(doc._, attr)[tail - 1 :]) > 0
+
+
+def test_an_overlong_token_does_not_warn_of_indexing_errors(
+    pipelines: Dict[str, Any],
+) -> None:
+    """spacy-transformers cuts a window of one overlong token to the model's length, so
+    the tokenizer's warning that the model will fail on it is not given (it is given
+    once per tokenizer: the test clears that record first)."""
+    from transformers.utils import logging as hf_logging
+
+    from spacy_attnseg.windows import TOO_LONG_WARNING
+
+    messages: List[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    nlp = pipelines["default"]
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
+    handler = Recorder()
+    hf_logging.get_logger().addHandler(handler)
+    try:
+        doc = nlp(HOSTILE["5000-char token in text"])
+        # the direct call warns, so the recorder would see spacy-transformers' call
+        tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
+        tokenizer(["a.b." * 1250])
+    finally:
+        hf_logging.get_logger().removeHandler(handler)
+    assert doc.text == HOSTILE["5000-char token in text"]
+    assert len([m for m in messages if "sequence length is longer" in m]) == 1, messages
 
 
 def test_unicode_terminals_end_sentences(pipelines: Dict[str, Any]) -> None:
