@@ -247,6 +247,8 @@ def segment_cli(
                 option="--format", value=format, allowed="jsonl with --output or --engine"
             )
         )
+    if output is not None:
+        _check_docbin_output(output)
     handle = _open_input(input)
     if format == "text" and _json_lines(input):
         typer.echo(Warnings.W004.format(path=input), err=True)
@@ -285,6 +287,20 @@ def _threads(engine: str) -> int:
     import torch
 
     return 1 if engine else int(torch.get_num_threads())
+
+
+def _check_docbin_output(output: Path) -> None:
+    """Stops with E123 unless ``output`` names a .spacy file or a directory (a path
+    without a suffix, or an existing directory)."""
+    if output.suffix == ".spacy" or output.is_dir():
+        return
+    if output.suffix:
+        reason = f"{output.suffix} is not .spacy"
+    elif output.exists():
+        reason = "it is an existing file"
+    else:
+        return
+    raise typer.BadParameter(Errors.E123.format(path=output, reason=reason))
 
 
 def _write_docbins(results: Iterable[bytes], output: Path) -> None:

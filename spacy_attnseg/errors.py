@@ -232,6 +232,12 @@ class Errors:
         "default is {default})."
     )
 
+    E123 = (
+        "[E123] Cannot write to --output {path} ({reason}): --output saves spaCy DocBins, "
+        "to a .spacy file or to a directory. For JSON lines, leave --output out and "
+        "redirect standard output: > {path}."
+    )
+
 
 class Warnings:
     W001 = (

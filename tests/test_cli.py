@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any, List, Optional
 
 import pytest
@@ -162,6 +163,10 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
         (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
         (["chunk", "data/sample.txt", "--penalty", "nan"], "[E020] Invalid `segment_penalty` nan"),
+        (
+            ["segment", "data/sample.txt", "-f", "jsonl", "-o", "Makefile"],
+            "[E123] Cannot write to --output Makefile (it is an existing file)",
+        ),
     ],
 )
 def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> None:
@@ -169,6 +174,16 @@ def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> No
     assert result.returncode == 2, result.stderr[-2000:]
     assert message in squash(result.stderr)
     assert "Traceback" not in result.stderr
+
+
+def test_output_of_json_lines_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    """``-o out.jsonl`` would have made a directory of DocBins named out.jsonl."""
+    output = tmp_path / "out.jsonl"
+    result = run_cli(["segment", "data/sample.txt", "-f", "jsonl", "-o", str(output)])
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "(.jsonl is not .spacy)" in squash(result.stderr)
+    assert "redirect standard output" in squash(result.stderr)
+    assert not output.exists()
 
 
 @pytest.mark.parametrize("command", ["segment", "chunk"])
