@@ -6,9 +6,10 @@ protocol: ``paper.topic_eval``.
 
     python scripts/evaluate_topics.py --half report --out metrics/segments
 
-With ``--choi DIR``, only Choi's 3-11 set instead (``paper.topic_eval.choi_docs``; DIR
-holds its ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them),
-its sentences joined by spaces (no paragraph breaks); nothing is chosen on it.
+With ``--choi DIR``, only Choi's sets instead (``paper.topic_eval.choi_docs``; DIR holds
+their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them): the
+3-11 set, or those named by ``--choi-lengths`` (e.g. ``3-11,3-5,6-8,9-11``), sentences
+joined by spaces (no paragraph breaks); nothing is chosen on them.
 """
 
 from __future__ import annotations
@@ -17,12 +18,23 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Dict
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from paper.topic_eval import choi_docs, evaluate  # noqa: E402
+
+
+def choi_sets(root: Path, lengths: str) -> Dict[str, Callable[[], Any]]:
+    """One loader per named length of Choi's sets; a length with no ``*.ref`` file under
+    ``root`` stops the run before any model is loaded."""
+    sets: Dict[str, Callable[[], Any]] = {}
+    for length in (part.strip() for part in lengths.split(",") if part.strip()):
+        if not any(path.parent.name == length for path in root.rglob("*.ref")):
+            raise SystemExit(f"no Choi documents of {length}-sentence pieces under {root}")
+        sets[f"Choi {length}"] = lambda length=length: choi_docs(root, length)
+    return sets
 
 
 def main(argv: Any = None) -> int:
@@ -32,8 +44,12 @@ def main(argv: Any = None) -> int:
     parser.add_argument("--n-synthetic", type=int, default=40)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--choi", type=Path, default=None, help="score Choi's sets in DIR instead")
     parser.add_argument(
-        "--choi", type=Path, default=None, help="score Choi's 3-11 set in DIR instead"
+        "--choi-lengths",
+        default="3-11",
+        help="comma-separated piece lengths of Choi's sets scored with --choi (folder names: "
+        "3-11, 3-5, 6-8, 9-11, ...)",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
@@ -76,7 +92,7 @@ def main(argv: Any = None) -> int:
         penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
         drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
         threads=args.threads,
-        sets=None if args.choi is None else {"Choi 3-11": lambda: choi_docs(args.choi)},
+        sets=None if args.choi is None else choi_sets(args.choi, args.choi_lengths),
     )
     return 0
 
