@@ -139,6 +139,17 @@ def test_input_that_is_not_utf8_is_a_coded_error(
     assert "[E115]" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_chunk_skips_an_empty_text_and_keeps_whitespace() -> None:
+    texts = [FIRST, "", "  \n "]
+    stdin = "".join(json.dumps({"text": t}) + "\n" for t in texts)
+    result = run_cli(["chunk", "-", "--max-tokens", "24", "-q"], stdin=stdin)
+    assert result.returncode == 0, result.stderr[-3000:]
+    chunks = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted({c["doc"] for c in chunks}) == [0, 2]
+    assert "".join(c["text"] for c in chunks if c["doc"] == 0) == FIRST
+    assert [(c["text"], c["n_tokens"]) for c in chunks if c["doc"] == 2] == [("  \n ", 0)]
+
+
 def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None:
     record = json.dumps({"text": FIRST})
     result = run_cli(
