@@ -29,9 +29,10 @@ from paper.topic_eval import choi_docs, evaluate  # noqa: E402
 def choi_sets(root: Path, lengths: str) -> Dict[str, Callable[[], Any]]:
     """One loader per named length of Choi's sets; a length with no ``*.ref`` file under
     ``root`` stops the run before any model is loaded."""
+    present = {path.parent.name for path in root.rglob("*.ref")}
     sets: Dict[str, Callable[[], Any]] = {}
     for length in (part.strip() for part in lengths.split(",") if part.strip()):
-        if not any(path.parent.name == length for path in root.rglob("*.ref")):
+        if length not in present:
             raise SystemExit(f"no Choi documents of {length}-sentence pieces under {root}")
         sets[f"Choi {length}"] = lambda length=length: choi_docs(root, length)
     return sets
