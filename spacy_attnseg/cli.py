@@ -289,10 +289,15 @@ def _threads(engine: str) -> int:
     return 1 if engine else int(torch.get_num_threads())
 
 
+def _docbin_file(output: Path) -> bool:
+    """Whether ``--output`` names one .spacy file (else a directory of them)."""
+    return output.suffix == ".spacy"
+
+
 def _check_docbin_output(output: Path) -> None:
     """Stops with E123 unless ``output`` names a .spacy file or a directory (a path
     without a suffix, or an existing directory)."""
-    if output.suffix == ".spacy" or output.is_dir():
+    if _docbin_file(output) or output.is_dir():
         return
     if output.suffix:
         reason = f"{output.suffix} is not .spacy"
@@ -308,7 +313,7 @@ def _write_docbins(results: Iterable[bytes], output: Path) -> None:
     directory ``output``."""
     from spacy.tokens import DocBin
 
-    if output.suffix == ".spacy":
+    if _docbin_file(output):
         merged = DocBin(store_user_data=True)
         for data in results:
             merged.merge(DocBin(store_user_data=True).from_bytes(data))
