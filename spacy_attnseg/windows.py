@@ -225,9 +225,10 @@ class FittedSpans:
         too_long = {i for i, ids in zip(maybe, encoded, strict=True) if len(ids) > budget}
         if not too_long:
             return nested
-        # A window of one overlong token still reaches spacy-transformers, which cuts it
-        # to the model's length after tokenizing (truncate_oversize_splits); the
-        # tokenizer's warning that the model will hit an indexing error does not apply.
+        # A too-long window is split below, but a token longer than the model's limit
+        # keeps a window of its own: spacy-transformers cuts that one to the model's
+        # length after tokenizing it (truncate_oversize_splits), so the tokenizer's
+        # warning that the model will hit an indexing error does not apply.
         warnings = getattr(self.trf_model.tokenizer, "deprecation_warnings", None)
         if isinstance(warnings, dict):
             warnings[TOO_LONG_WARNING] = True
