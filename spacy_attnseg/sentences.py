@@ -309,14 +309,25 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     return out
 
 
-# A heading line: Markdown's "# Title" ... "###### Title", or a line underlined with a run
-# of = - ~ ^ * # (Markdown's and reStructuredText's)
+# A heading line marked as one: Markdown's "# Title" ... "###### Title", a line
+# underlined with a run of = - ~ ^ * # + (Markdown's and reStructuredText's; the run may
+# be a sentence of its own, ``ADORNMENT``), or MediaWiki's "== Title ==" (also as
+# WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
+# before: "= x =" is as likely a formula)
 HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
-UNDERLINED = re.compile(r"[^\n]*\S[^\n]*\n[ \t]*([=\-~^*#])\1{2,}[ \t]*")
+UNDERLINED = re.compile(r"[^\n]*\S[^\n]*\n[ \t]*([=\-~^*#+])\1{2,}[ \t]*")
+ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
+MEDIAWIKI = re.compile(r"(=(?: ?=){1,5}) ?[^=\n]*[^=\s][^=\n]*? ?\1")
+# A line that opens or closes a fenced code block (Markdown's ``` or ~~~), and the
+# indentation of a line of an indented one: no heading in either ("# a comment")
+FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)", re.MULTILINE)
+CODE_INDENT = re.compile(r"(?: {4}|\t)")
 # A paragraph of one line with at most this many words, letters and no closing
 # punctuation at its end is a heading too ("Introduction", "2 Related work").
 HEADING_WORDS = 10
 CLOSING = re.compile(r"[.!?:;,…]['\"”’)\]]*$")
+# what ``heading_sentences`` says of a sentence
+NOT_HEADING, PLAIN_HEADING, MARKED_HEADING = 0, 1, 2
 
 
 def starts_line(doc: Doc, i: int) -> bool:
@@ -349,29 +360,64 @@ def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
     return [text[a:b] for a, b in zip(begins, ends, strict=True)]
 
 
+def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
+    """For each character offset (sorted) of ``text``, whether it lies in code: inside a
+    fenced block (from a line that opens one to the line that closes it, or to the end),
+    or on a line indented as code (four spaces or a tab before its first character)."""
+    points = numpy.asarray(offsets, dtype="int64")
+    fences = numpy.array([m.start() for m in FENCE.finditer(text)], dtype="int64")
+    # odd: after an opening fence line, before its closing one
+    out = numpy.searchsorted(fences, points, side="right") % 2 == 1
+    for k, offset in enumerate(points.tolist()):
+        line = text.rfind("\n", 0, offset) + 1
+        out[k] |= CODE_INDENT.match(text, line) is not None
+    return out
+
+
 def heading_sentences(
     doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
 ) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it is a heading of what
-    follows: it starts a line and is not the last sentence, and it is marked as one
-    (``HEADING_MARK``, ``UNDERLINED``), or it is a paragraph of its own
-    (``paragraph_first`` of it and of the next sentence) on one line, of at most
-    ``HEADING_WORDS`` words with letters and no closing punctuation at its end.
+    follows: ``MARKED_HEADING`` where it starts a line outside code (``in_code``), is
+    not the last sentence and is marked as one (``HEADING_MARK``, ``UNDERLINED``,
+    ``MEDIAWIKI``, or one line directly above a line of ``ADORNMENT``, which is then
+    part of the heading too);
+    ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
+    it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
+    letters and no closing punctuation at its end; else ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
-    out = numpy.zeros(len(starts), dtype=bool)
+    out = numpy.full(len(starts), NOT_HEADING, dtype="int8")
     if texts is None:
         texts = sentence_texts(doc, starts)
+    stripped = [text.strip() for text in texts]
+    at_line = [starts_line(doc, start) for start in starts]
+    code = in_code(doc.text, [doc[start].idx for start in starts])
+    one_line = [LINE_BREAK.search(text) is None for text in stripped]
+    # an adornment line directly below a line of text underlines it
+    underline = [
+        k > 0
+        and at_line[k]
+        and not code[k]
+        and one_line[k - 1]
+        and at_line[k - 1]
+        and ADORNMENT.fullmatch(stripped[k]) is not None
+        and ADORNMENT.fullmatch(stripped[k - 1]) is None
+        and len(LINE_BREAK.findall(texts[k - 1])) == 1
+        for k in range(len(starts))
+    ]
     for k in range(len(starts) - 1):
-        if not starts_line(doc, starts[k]):
+        if not at_line[k] or code[k]:
             continue
-        text = texts[k].strip()
-        one_line = LINE_BREAK.search(text) is None
-        if (one_line and HEADING_MARK.match(text)) or UNDERLINED.fullmatch(text):
-            out[k] = True
-        elif paragraph_first[k] and paragraph_first[k + 1] and one_line:
+        text = stripped[k]
+        marked = one_line[k] and (
+            HEADING_MARK.match(text) is not None or MEDIAWIKI.fullmatch(text) is not None
+        )
+        if marked or UNDERLINED.fullmatch(text) or underline[k] or underline[k + 1]:
+            out[k] = MARKED_HEADING
+        elif paragraph_first[k] and paragraph_first[k + 1] and one_line[k]:
             plain = len(text.split()) <= HEADING_WORDS and not CLOSING.search(text)
-            out[k] = plain and any(c.isalpha() for c in text)
+            out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
     return out
 
 

@@ -35,6 +35,9 @@ of the sentences (or paragraphs) -> segments within the size limits.
    ``method="texttiling"`` instead takes the valleys of the cosine similarity across
    each gap (``window`` sentences each side) whose TextTiling depth exceeds
    ``mean - cutoff * std`` of the document's valley depths.
+   Headings marked as such (``breaks``: Markdown's ``#``, an underline, MediaWiki's
+   ``== ==``) start segments whatever the vectors; each method works within the
+   sections they make.
 3. **Limits.** A segment longer than ``max_sents`` sentences or ``max_tokens``
    wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
    ``split_tokens`` cuts a single sentence that is longer by itself.
@@ -42,7 +45,7 @@ of the sentences (or paragraphs) -> segments within the size limits.
    (between its neighbouring segments, over sentence vectors) less what the split costs
    in ``length_credit``, divided by the penalty a boundary pays in a document of that
    many sentences: chosen boundaries score about 1 or more, ones forced by the size
-   limits may score less. The first segment scores 0.
+   limits or by marked headings may score less. The first segment scores 0.
 
 Everything is linear in the number of wordpieces (the pooling) and in the number of
 sentences (the partition scans at most 256 runs ending at each unit).
@@ -301,12 +304,15 @@ def partition(
     return sorted(starts)
 
 
-def binary_segments(vectors: numpy.ndarray, n_segments: int, min_len: int = 1) -> List[int]:
-    """Starts (0 excluded) of up to ``n_segments`` segments: repeatedly split, at its best
-    point, the segment whose split lowers the cost most."""
+def binary_segments(
+    vectors: numpy.ndarray, n_segments: int, min_len: int = 1, fixed: Sequence[int] = ()
+) -> List[int]:
+    """Starts (0 excluded) of up to ``n_segments`` segments: from the ``fixed`` starts
+    (which count), repeatedly split, at its best point, the segment whose split lowers
+    the cost most."""
     cost = Cost(vectors)
-    starts: List[int] = []
-    bounds = [0, len(vectors)]
+    starts: List[int] = sorted(set(fixed) - {0})
+    bounds = [0, *starts, len(vectors)]
     while len(starts) + 1 < n_segments:
         best: Optional[Tuple[float, int]] = None
         for a, b in zip(bounds[:-1], bounds[1:], strict=True):
@@ -399,6 +405,18 @@ def choose_boundaries(
         if len(chosen) >= wanted:
             break
     return sorted(chosen)
+
+
+def away_from(starts: Sequence[int], fixed: Sequence[int], distance: int) -> List[int]:
+    """The ``starts`` at least ``distance`` from every one of ``fixed`` (both sorted)."""
+    if not len(fixed):
+        return list(starts)
+    anchors = numpy.asarray(fixed, dtype="int64")
+    points = numpy.asarray(starts, dtype="int64")
+    k = numpy.searchsorted(anchors, points)
+    after = numpy.abs(anchors[numpy.minimum(k, len(anchors) - 1)] - points)
+    before = numpy.abs(points - anchors[numpy.maximum(k - 1, 0)])
+    return points[numpy.minimum(after, before) >= distance].tolist()
 
 
 def before_headings(starts: Sequence[int], headings: numpy.ndarray) -> List[int]:
@@ -534,13 +552,16 @@ def may_split(
     max_sents: int = 0,
     n_wordpieces: int = 0,
     max_tokens: int = 0,
+    n_breaks: int = 0,
 ) -> bool:
     """Whether a text of ``n_sents`` sentences can come out of ``segment`` (and the
     component's split of an overlong sentence) as more than one segment: it has two
     paragraphs, or room for two segments of ``min_sents`` sentences, or it breaks a
-    size limit. Where it cannot, its one segment needs no sentence vectors."""
+    size limit, or ``n_breaks`` sentences after its first are marked headings (``breaks``
+    of ``segment``). Where it cannot, its one segment needs no sentence vectors."""
     return (
-        n_paragraphs > 1
+        n_breaks > 0
+        or n_paragraphs > 1
         or n_sents >= 2 * max(1, min_sents)
         or 0 < max_sents < n_sents
         or 0 < max_tokens < n_wordpieces
@@ -566,6 +587,7 @@ def segment(
     paragraphs: Optional[numpy.ndarray] = None,
     headings: Optional[numpy.ndarray] = None,
     joined: Optional[numpy.ndarray] = None,
+    breaks: Optional[numpy.ndarray] = None,
 ) -> Tuple[List[int], List[float]]:
     """Segment starts (sentence indices, 0 first) and their scores.
 
@@ -587,6 +609,11 @@ def segment(
         nothing to its vector: one whose text repeats up to its numbers ("Part 2", "Step
         3"), which says nothing of its section's topic (its copies share one vector,
         ``tie_repeats``).
+    breaks: per sentence, whether it is a heading marked as one (``sentences.
+        MARKED_HEADING``): the first of each run of headings that holds one starts a
+        segment, whatever the vectors, ``min_sents`` or the method (an author's own
+        sections); the partition (or TextTiling, or the split to ``n_segments``, which
+        counts them) then works within the sections they make.
     """
     n = len(means)
     if n == 0:
@@ -607,6 +634,16 @@ def segment(
         join = numpy.asarray(joined, dtype=bool) & heads
         join[-1] = False
         unit_first[1:] &= ~join[:-1]
+    forced = numpy.zeros(n, dtype=bool)
+    if breaks is not None and len(breaks) == n and numpy.any(breaks):
+        marked = numpy.asarray(breaks, dtype=bool)
+        runs = marked | heads
+        firsts = runs & ~numpy.concatenate([[False], runs[:-1]])
+        run_of = numpy.cumsum(firsts) - 1
+        holds_marked = numpy.bincount(run_of[marked], minlength=int(firsts.sum())) > 0
+        forced = firsts & holds_marked[numpy.maximum(run_of, 0)]
+        forced[0] = False
+        unit_first |= forced
     units, first = vectors, numpy.arange(n)
     if not unit_first.all():
         groups = numpy.cumsum(unit_first) - 1
@@ -614,16 +651,22 @@ def segment(
         kept = group_means(means[~join], groups[~join], int(groups[-1]) + 1)
         units = unit_vectors(kept, standardise=standardise)
         first = numpy.flatnonzero(unit_first)
+    fixed = numpy.flatnonzero(forced[first]).tolist()
     if method == "texttiling":
         sims = gap_similarities(units, window)
         chosen = choose_boundaries(
             depth_scores(sims), sims, cutoff=cutoff, min_sents=min_len, n_segments=n_segments
         )
+        chosen = sorted(set(fixed) | set(away_from(chosen, fixed, min_len)))
     elif n_segments > 0:
-        chosen = binary_segments(units, n_segments, min_len)
+        chosen = binary_segments(units, n_segments, min_len, fixed=fixed)
     else:
         boundary, credit = prices(penalty, drift, units, scale)
-        chosen = partition(units, boundary, min_len, drift=credit)
+        chosen = list(fixed)
+        for a, b in zip([0, *fixed], [*fixed, len(units)], strict=True):
+            inner = partition(units[a:b], boundary, min_len, drift=credit)
+            chosen += [a + s for s in inner]
+        chosen.sort()
     starts = before_headings([int(first[s]) for s in chosen], heads)
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     allowed = numpy.concatenate([[True], ~heads[:-1]])

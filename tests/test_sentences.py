@@ -13,12 +13,15 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg.sentences import (
+    MARKED_HEADING,
+    PLAIN_HEADING,
     candidate_mask,
     decide_starts,
     decision_targets,
     follows_final,
     hard_wrapped,
     heading_sentences,
+    in_code,
     item_numbers,
     join_list_markers,
     layout_starts,
@@ -643,7 +646,73 @@ def test_heading_sentences() -> None:
     # punctuation; not "Dear Anna," (a comma), not a sentence in mid-line, not two lines,
     # and not the last sentence (it heads nothing)
     assert headings == ["# Attention heads", "Results", "Setup notes\n====="], texts
+    assert [int(flag) for flag in flags if flag] == [MARKED_HEADING, PLAIN_HEADING, MARKED_HEADING]
     assert "Last words" in texts and "Dear Anna," in texts
+
+
+def test_marked_headings() -> None:
+    """Marked headings: Markdown's, MediaWiki's (as written and as WikiText writes it),
+    and a line whose underline is a sentence of its own (both are the heading); a rule
+    of dashes under a blank line, or under a paragraph of two lines, underlines
+    nothing."""
+    lines = [
+        "== Early life ==",
+        "He was born in Ohio.",
+        " = = Career = = ",
+        "He sold shoes.",
+        "Awards",
+        "------",
+        "He won two.",
+        "",
+        "------",
+        "Later he wrote that it had gone well",
+        "and that he would do it again.",
+        "------",
+        "The end came soon.",
+    ]
+    doc = spacy.blank("en")("\n".join(lines))
+    # one sentence a line (the lines of the two-line paragraph together)
+    firsts = [0] + [t.i + 1 for t in doc[:-1] if "\n" in t.text and t.is_space]
+    firsts = [i for i in firsts if i < len(doc)]
+    starts = [f for f in firsts if not doc[f].text.startswith("and")]
+    texts = sentence_texts(doc, starts)
+    flags = heading_sentences(doc, starts, numpy.zeros(len(starts), dtype=bool), texts)
+    marked = [t.strip() for t, f in zip(texts, flags, strict=True) if f == MARKED_HEADING]
+    assert marked == ["== Early life ==", "= = Career = =", "Awards", "------"], texts
+    assert not (flags == PLAIN_HEADING).any()
+
+
+def test_no_heading_in_code_or_a_formula() -> None:
+    """A ``#`` comment in a fenced or indented code block, and a formula between two
+    single ``=``, are no headings; the same ``#`` line outside code is."""
+    nlp = spacy.blank("en")
+    lines = [
+        "Run it like this.",
+        "```",
+        "# set the path",
+        "path = 1",
+        "```",
+        "Or indent it.",
+        "    # set the path",
+        "    path = 1",
+        "= 1 rad / s and a nominal impedance k =",
+        "Then go on.",
+        "# set the path",
+        "The end.",
+    ]
+    doc = nlp("\n".join(lines))
+    starts = [0] + [t.i + 1 for t in doc[:-1] if t.is_space and "\n" in t.text]
+    texts = sentence_texts(doc, starts)
+    flags = heading_sentences(doc, starts, numpy.ones(len(starts), dtype=bool), texts)
+    marked = [k for k, flag in enumerate(flags) if flag == MARKED_HEADING]
+    assert marked == [10], [(t, int(f)) for t, f in zip(texts, flags, strict=True)]
+    assert in_code("a\n```\nb\n```\nc\n    d", [0, 2, 6, 12, 16]).tolist() == [
+        False,
+        True,
+        True,
+        False,
+        True,
+    ]
 
 
 @settings(max_examples=80, deadline=None)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from test_cli import run_cli
 
-from spacy_attnseg import topics
+from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN
 from spacy_attnseg.windows import doc_wordpiece_counts
 
@@ -104,6 +104,7 @@ def test_segments_respect_their_limits(
     st.lists(st.booleans(), min_size=9, max_size=9),
     st.sampled_from(["partition", "texttiling"]),
     st.integers(0, 4),
+    st.lists(st.booleans(), min_size=9, max_size=9),
 )
 def test_a_text_that_may_not_split_is_one_segment(
     vectors: numpy.ndarray,
@@ -114,6 +115,7 @@ def test_a_text_that_may_not_split_is_one_segment(
     paragraph_first: List[bool],
     method: str,
     n_segments: int,
+    marked: List[bool],
 ) -> None:
     """``may_split`` says no only where ``segment`` itself gives one segment: the
     component then skips the sentence vectors."""
@@ -127,6 +129,7 @@ def test_a_text_that_may_not_split_is_one_segment(
         max_sents=max_sents,
         n_wordpieces=int(sent_sizes.sum()),
         max_tokens=max_tokens,
+        n_breaks=sum(marked[1:n]),
     ):
         return
     starts, scores = topics.segment(
@@ -138,8 +141,57 @@ def test_a_text_that_may_not_split_is_one_segment(
         n_segments=n_segments,
         sent_sizes=sent_sizes,
         paragraphs=numpy.cumsum(first) - 1,
+        headings=numpy.array(marked[:n]),
+        breaks=numpy.array(marked[:n]),
     )
     assert (starts, scores) == ([0], [0.0])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 30), st.just(4)), elements=floats),
+    st.lists(st.sampled_from([0, 0, 0, 1, 2]), min_size=30, max_size=30),
+    st.lists(st.booleans(), min_size=30, max_size=30),
+    st.integers(1, 5),
+    st.integers(0, 8),
+    st.sampled_from(["partition", "texttiling"]),
+    st.integers(0, 6),
+)
+def test_a_marked_heading_always_starts_a_segment(
+    vectors: numpy.ndarray,
+    kinds: List[int],
+    paragraph_first: List[bool],
+    min_sents: int,
+    max_sents: int,
+    method: str,
+    n_segments: int,
+) -> None:
+    """The first of each run of headings (0 plain-text line, 1 plain heading, 2 marked)
+    that holds a marked one starts a segment, whatever the method, the limits, the
+    paragraphs or the count wanted; without ``breaks`` the headings only keep with the
+    text after them."""
+    n = len(vectors)
+    kind = numpy.array(kinds[:n])
+    first = numpy.array([True] + paragraph_first[1:n])
+    settings = dict(
+        method=method,
+        min_sents=min_sents,
+        max_sents=max_sents,
+        n_segments=n_segments,
+        paragraphs=numpy.cumsum(first) - 1,
+        headings=kind > 0,
+    )
+    starts, scores = topics.segment(vectors, **settings, breaks=kind == 2)
+    assert len(starts) == len(scores) and starts[0] == 0 and starts == sorted(set(starts))
+    runs = [k for k in range(1, n) if kind[k] and not kind[k - 1]]
+    for k in runs:
+        end = k
+        while end < n and kind[end]:
+            end += 1
+        if (kind[k:end] == 2).any():
+            assert k in starts
+    if not max_sents:  # (a size limit may have to split a run of headings)
+        assert not any(kind[s - 1] for s in starts[1:]), "a segment starts after a heading"
 
 
 def test_short_texts_skip_the_vectors_and_segment_as_the_full_rule_does(
@@ -292,7 +344,6 @@ def test_segments_cover_the_doc_and_use_the_captured_hidden_states(minilm_nlp: A
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     """The hooks' hidden states equal the sum of ``output_hidden_states`` of the same
     model over the captured layers."""
-    from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
         "attention",
@@ -319,7 +370,6 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states(minilm_nlp: Any
     computed token by token, of the summed ``output_hidden_states`` of the last four
     layers, with and without ``segment_standardise``; with paragraphs (blank lines, or
     one paragraph per line), segments start only at paragraph starts."""
-    from spacy_attnseg import load_pipeline
 
     reference = load_pipeline(
         "attention",
@@ -403,6 +453,53 @@ def test_headings_start_segments_and_never_end_one(default_nlp: Any, style: str)
     for span in group:
         last = list(span.sents)[-1].text.strip()
         assert not any(last.startswith(h.split("\n")[0]) for h in heads), span.text
+
+
+MARKED_STYLES = ["## {t}", "{t}\n------------", "{t}\n==========", "== {t} ==", " = = {t} = = "]
+
+
+def test_marked_headings_start_segments_of_one_topic(default_nlp: Any) -> None:
+    """Sections of one topic under marked headings (Markdown, underlined, MediaWiki and
+    WikiText's form of it), with blank lines or line breaks between paragraphs: each
+    section is a segment (the title keeps with the first), though their vectors alone
+    keep some of them together (``segment_at_headings = false``)."""
+    off = load_pipeline(overrides={"components.attn_segmenter.segment_at_headings": False})
+    body = [
+        "The committee approved the new budget for the city library. Funding for books "
+        "rose by ten percent.",
+        "The library will also open on Sundays. Staff said readers had asked for longer hours.",
+        "Volunteers will run a reading club for children. The first meeting is in March.",
+    ]
+    titles = ["Budget", "Opening hours", "Reading club"]
+    found = {True: 0, False: 0}
+    for style in MARKED_STYLES:
+        heads = [style.format(t=t) for t in titles]
+        for sep in ("\n\n", "\n"):
+            text = "# The city library" + sep
+            text += sep.join(h + sep + b for h, b in zip(heads, body, strict=True))
+            doc = default_nlp(text)
+            on = doc.spans["attn_segments"]
+            firsts = [span.text.split("\n")[0].strip() for span in on]
+            lines = [h.split("\n")[0].strip() for h in heads]
+            assert firsts == ["# The city library", lines[1], lines[2]], (style, sep)
+            assert "".join(span.text for span in on) == text
+            found[True] += len(on)
+            found[False] += len(off(text).spans["attn_segments"])
+    assert found[False] < found[True], found
+
+
+def test_marked_headings_keep_texttiling_segments_apart() -> None:
+    """Under TextTiling a boundary chosen within ``min_sents`` of a marked heading's
+    goes: no segment shorter than that beside one."""
+    rng = numpy.random.default_rng(0)
+    means = rng.normal(size=4) + rng.normal(scale=0.1, size=(10, 4))
+    kind = numpy.zeros(10, dtype=bool)
+    kind[5] = True
+    tiled, _ = topics.segment(means, method="texttiling", headings=kind)
+    starts, _ = topics.segment(means, method="texttiling", headings=kind, breaks=kind)
+    assert 4 in tiled and starts == [0, 5, 7]
+    assert topics.away_from([1, 4, 6, 8], [5], 2) == [1, 8]
+    assert topics.away_from([1, 4], [], 2) == [1, 4]
 
 
 def test_repeat_groups_ignore_case_spacing_and_numbers() -> None:
@@ -558,7 +655,6 @@ def test_two_repeated_sentences_split_where_the_second_begins(
 
 
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
-    from spacy_attnseg import load_pipeline
 
     nlp = load_pipeline("attention", overrides={"components.attn_segmenter.max_tokens": 24})
     doc = nlp(" ".join(PIECES) + " " + "word " * 60)

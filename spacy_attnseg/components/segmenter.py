@@ -30,6 +30,7 @@ from ..families import n_layers_heads
 from ..loading import calibrated_settings
 from ..sentences import (
     ANY,
+    MARKED_HEADING,
     candidate_mask,
     decide_starts,
     heading_sentences,
@@ -87,6 +88,7 @@ def install_extensions() -> None:
         "segment_standardise": True,
         "segment_paragraphs": True,
         "segment_headings": True,
+        "segment_at_headings": True,
         "segment_window": 2,
         "segment_cutoff": 0.5,
         "min_sents": 2,
@@ -120,6 +122,7 @@ def make_attn_segmenter(
     segment_standardise: bool,
     segment_paragraphs: bool,
     segment_headings: bool,
+    segment_at_headings: bool,
     segment_window: int,
     segment_cutoff: float,
     min_sents: int,
@@ -186,6 +189,10 @@ def make_attn_segmenter(
     segment_headings (bool): a heading (``sentences.heading_sentences``: a Markdown
         ``#`` line, an underlined line, or a short paragraph of one line without closing
         punctuation) stays with the text after it: no segment starts right after one.
+    segment_at_headings (bool): with ``segment_headings``, a heading marked as one (a
+        Markdown ``#`` line, an underlined line, MediaWiki's ``== Title ==``) always
+        starts a segment: segments never run across an author's marked sections, and
+        the method splits within them.
     segment_window (int): "texttiling": sentences on each side of a gap compared.
     segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
         mean minus this many standard deviations of the document's valley depths.
@@ -219,6 +226,7 @@ def make_attn_segmenter(
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
         segment_headings=segment_headings,
+        segment_at_headings=segment_at_headings,
         segment_window=segment_window,
         segment_cutoff=segment_cutoff,
         min_sents=min_sents,
@@ -273,6 +281,7 @@ class AttnSegmenter(AttentionPipe):
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
         segment_headings: bool = True,
+        segment_at_headings: bool = True,
         segment_window: int = 2,
         segment_cutoff: float = 0.5,
         min_sents: int = 2,
@@ -341,6 +350,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
             "segment_headings": bool(segment_headings),
+            "segment_at_headings": bool(segment_at_headings),
             "segment_window": int(segment_window),
             "segment_cutoff": float(segment_cutoff),
             "min_sents": int(min_sents),
@@ -467,6 +477,17 @@ class AttnSegmenter(AttentionPipe):
             return [(0, len(doc), 1.0)]
         token_sizes = doc_wordpiece_counts(doc)
         paragraph_first = paragraph_starts(doc, sent_starts)
+        texts = sentence_texts(doc, sent_starts)
+        headings = (
+            heading_sentences(doc, sent_starts, paragraph_first, texts)
+            if cfg["segment_headings"]
+            else None
+        )
+        breaks = (
+            headings == MARKED_HEADING
+            if headings is not None and cfg["segment_at_headings"]
+            else None
+        )
         if not topics.may_split(
             n_sents,
             min_sents=cfg["min_sents"],
@@ -474,6 +495,7 @@ class AttnSegmenter(AttentionPipe):
             max_sents=cfg["max_sents"],
             n_wordpieces=int(token_sizes.sum()),
             max_tokens=cfg["max_tokens"],
+            n_breaks=int(breaks[1:].sum()) if breaks is not None else 0,
         ):
             self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
             return [(0, len(doc), 0.0)]
@@ -492,7 +514,6 @@ class AttnSegmenter(AttentionPipe):
             hidden = to_numpy(output.last_hidden_state)
         sentence_of_token = topics.sentence_index(sent_starts, len(doc))
         means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
-        texts = sentence_texts(doc, sent_starts)
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
@@ -513,12 +534,9 @@ class AttnSegmenter(AttentionPipe):
             n_segments=cfg["n_segments"],
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
-            headings=(
-                heading_sentences(doc, sent_starts, paragraph_first, texts)
-                if cfg["segment_headings"]
-                else None
-            ),
+            headings=headings,
             joined=numpy.bincount(repeats)[repeats] > 1,
+            breaks=breaks,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
         segments: List[Tuple[int, int, float]] = []
