@@ -608,7 +608,8 @@ def segment(
     joined: per sentence, whether a heading joins the unit after it instead, adding
         nothing to its vector: one whose text repeats up to its numbers ("Part 2", "Step
         3"), which says nothing of its section's topic (its copies share one vector,
-        ``tie_repeats``).
+        ``tie_repeats``), or a line without letters or digits (``"---"``, ``"* * *"``).
+        Those that end the text join the unit before them.
     breaks: per sentence, whether it is a heading marked as one (``sentences.
         MARKED_HEADING``): the first of each run of headings that holds one starts a
         segment, whatever the vectors, ``min_sents`` or the method (an author's own
@@ -630,10 +631,18 @@ def segment(
     if headings is not None and len(headings) == n:
         heads = numpy.asarray(headings, dtype=bool)
     join = numpy.zeros(n, dtype=bool)
+    unused = join  # sentences whose vectors play no part in their unit's
     if joined is not None and len(joined) == n:
-        join = numpy.asarray(joined, dtype=bool) & heads
-        join[-1] = False
+        unused = numpy.asarray(joined, dtype=bool) & heads
+        # a run of them that ends the text joins the unit before it instead
+        tail = n - int(numpy.argmin(unused[::-1])) if not unused.all() else 0
+        join = unused.copy()
+        join[tail:] = False
         unit_first[1:] &= ~join[:-1]
+        if tail > 0:
+            unit_first[tail:] = False
+        else:
+            unused = join
     forced = numpy.zeros(n, dtype=bool)
     if breaks is not None and len(breaks) == n and numpy.any(breaks):
         marked = numpy.asarray(breaks, dtype=bool)
@@ -648,7 +657,7 @@ def segment(
     if not unit_first.all():
         groups = numpy.cumsum(unit_first) - 1
         # (a joined heading adds nothing to its unit's vector)
-        kept = group_means(means[~join], groups[~join], int(groups[-1]) + 1)
+        kept = group_means(means[~unused], groups[~unused], int(groups[-1]) + 1)
         units = unit_vectors(kept, standardise=standardise)
         first = numpy.flatnonzero(unit_first)
     fixed = numpy.flatnonzero(forced[first]).tolist()

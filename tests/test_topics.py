@@ -488,6 +488,53 @@ def test_marked_headings_start_segments_of_one_topic(default_nlp: Any) -> None:
     assert found[False] < found[True], found
 
 
+STORY = [
+    "The rain had not stopped for three days. Anna watched the river rise from her window. "
+    "By evening the road to the village was under water.",
+    "* * *",
+    "In the morning a boat came for them. The boatman said the bridge was gone. They took "
+    "only the dog and a bag of bread.",
+    "---",
+    "Years later she still dreamt of the river. Her children laughed at the story. Nobody "
+    "in the city believed the water had come so high.",
+    "***",
+]
+
+
+@pytest.mark.parametrize("separator", ["\n\n", "\n"])
+def test_a_line_without_letters_is_never_a_segment_of_its_own(
+    default_nlp: Any, separator: str
+) -> None:
+    """Scene breaks and rules (``"* * *"``, ``"---"``) keep with the text after them,
+    and one that ends the text with the text before it."""
+    for text in (separator.join(STORY), "Intro text here. It is short.\n\n---\n\nMore.\n\n---"):
+        doc = default_nlp(text)
+        group = doc.spans["attn_segments"]
+        assert "".join(span.text for span in group) == text
+        assert all(any(c.isalnum() for c in span.text) for span in group), list(group)
+        assert not any(span.text.rstrip().endswith(("* * *", "---")) for span in list(group)[:-1])
+
+
+def test_joined_sentences_at_the_end_join_the_unit_before() -> None:
+    """A joined heading at the end has no unit after it: it joins the one before, and
+    its vector plays no part (any vector there gives the same segments; nine units
+    of little noise are cut often, alike)."""
+    rng = numpy.random.default_rng(1)
+    a, b = rng.normal(size=(2, 8))
+    means = numpy.array([a] * 4 + [b] * 4 + [a]) + rng.normal(scale=0.2, size=(9, 8))
+    last = numpy.zeros(9, dtype=bool)
+    last[8] = True
+    results = set()
+    for vector in (a, b, rng.normal(size=8) * 5):
+        means[8] = vector
+        starts, scores = topics.segment(means, min_sents=1, headings=last, joined=last)
+        results.add(tuple(starts))
+        assert len(scores) == len(starts)
+    assert len(results) == 1 and 4 in min(results) and 8 not in min(results), results
+    alone, _ = topics.segment(means, min_sents=1)
+    assert 8 in alone  # (unjoined, the odd vector is a segment of its own)
+
+
 def test_marked_headings_keep_texttiling_segments_apart() -> None:
     """Under TextTiling a boundary chosen within ``min_sents`` of a marked heading's
     goes: no segment shorter than that beside one."""

@@ -30,6 +30,7 @@ from ..families import n_layers_heads
 from ..loading import calibrated_settings
 from ..sentences import (
     ANY,
+    LINE_BREAK,
     MARKED_HEADING,
     candidate_mask,
     decide_starts,
@@ -518,6 +519,17 @@ class AttnSegmenter(AttentionPipe):
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
         paragraphs = numpy.cumsum(paragraph_first) - 1 if cfg["segment_paragraphs"] else None
+        # a line of its own without letters or digits ("---", "* * *") keeps with the
+        # text after it (not an emoticon after a sentence on its line)
+        bare = numpy.array(
+            [
+                not any(c.isalnum() for c in text)
+                and starts_line(doc, int(start))
+                and (k == n_sents - 1 or LINE_BREAK.search(text) is not None)
+                for k, (start, text) in enumerate(zip(sent_starts, texts, strict=True))
+            ],
+            dtype=bool,
+        )
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
@@ -534,8 +546,8 @@ class AttnSegmenter(AttentionPipe):
             n_segments=cfg["n_segments"],
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
-            headings=headings,
-            joined=numpy.bincount(repeats)[repeats] > 1,
+            headings=bare if headings is None else (headings > 0) | bare,
+            joined=(numpy.bincount(repeats)[repeats] > 1) | bare,
             breaks=breaks,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
