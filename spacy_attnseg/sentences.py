@@ -363,7 +363,9 @@ def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
     fenced block (from a line that opens one to the line that closes it, or to the end),
-    or on a line indented as code (four spaces or a tab before its first character)."""
+    or on a line indented as code (four spaces or a tab before its first character).
+    Each offset's line is found by looking back from it: linear where the offsets are
+    the first characters of lines."""
     points = numpy.asarray(offsets, dtype="int64")
     fences = numpy.array([m.start() for m in FENCE.finditer(text)], dtype="int64")
     # odd: after an opening fence line, before its closing one
@@ -392,7 +394,10 @@ def heading_sentences(
         texts = sentence_texts(doc, starts)
     stripped = [text.strip() for text in texts]
     at_line = [starts_line(doc, start) for start in starts]
-    code = in_code(doc.text, [doc[start].idx for start in starts])
+    # (only sentences that start a line: the text from the line's start is their indent)
+    lined = [k for k, first in enumerate(at_line) if first]
+    code = numpy.zeros(len(starts), dtype=bool)
+    code[lined] = in_code(doc.text, [doc[starts[k]].idx for k in lined])
     one_line = [LINE_BREAK.search(text) is None for text in stripped]
     # an adornment line directly below a line of text underlines it
     underline = [
