@@ -630,19 +630,14 @@ def segment(
     heads = numpy.zeros(n, dtype=bool)
     if headings is not None and len(headings) == n:
         heads = numpy.asarray(headings, dtype=bool)
-    join = numpy.zeros(n, dtype=bool)
-    unused = join  # sentences whose vectors play no part in their unit's
+    unused = numpy.zeros(n, dtype=bool)  # sentences whose vectors play no part
     if joined is not None and len(joined) == n:
         unused = numpy.asarray(joined, dtype=bool) & heads
-        # a run of them that ends the text joins the unit before it instead
-        tail = n - int(numpy.argmin(unused[::-1])) if not unused.all() else 0
-        join = unused.copy()
-        join[tail:] = False
-        unit_first[1:] &= ~join[:-1]
-        if tail > 0:
-            unit_first[tail:] = False
-        else:
-            unused = join
+        if unused.all():  # (nothing to join)
+            unused[:] = False
+        # each joins the unit after it; a run of them that ends the text, the one before
+        unit_first[1:] &= ~unused[:-1]
+        unit_first[n - int(numpy.argmin(unused[::-1])) :] = False
     forced = numpy.zeros(n, dtype=bool)
     if breaks is not None and len(breaks) == n and numpy.any(breaks):
         marked = numpy.asarray(breaks, dtype=bool)
