@@ -17,14 +17,22 @@ Fixtures other test modules rely on (keep the names):
   initialized).
 * ``sample_text`` / ``sample_texts``: EWT test text long enough for several 128-token
   transformer windows, and a list of EWT documents of varied length.
+
+Helpers: :func:`run_cli` runs ``python -m spacy_attnseg`` in this process (its own
+standard streams, exit status and working directory; pipelines load once per process
+as in one command's run) or, with ``process=True``, in a fresh interpreter.
 """
 
 from __future__ import annotations
 
+import io
 import os
+import subprocess
 import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -75,6 +83,79 @@ def long_sample_text(min_chars: int = 2000) -> str:
         if sum(len(p) + 1 for p in parts) >= min_chars:
             break
     return " ".join(parts)
+
+
+@dataclass
+class CliResult:
+    """What a run of the command line gave: its exit status and what it wrote."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Terminal(io.StringIO):
+    """A text stream that says it is a terminal (progress bars draw on it)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+#: The command line's environment in the tests: a wide terminal for typer's help and
+#: error panels, no tokenizer threads.
+CLI_ENV = {"TOKENIZERS_PARALLELISM": "false", "COLUMNS": "200"}
+
+
+@contextmanager
+def _as_a_command(args: List[str], stdin: str, stderr: io.StringIO) -> Iterator[io.StringIO]:
+    """This process set up as ``python -m spacy_attnseg ARGS`` run in the repository
+    with ``stdin`` on standard input; yields its standard output. Restores argv, the
+    streams, the working directory, the environment and torch's threads after."""
+    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
+    threads = torch.get_num_threads()
+    stdout = io.StringIO()
+    sys.argv = ["python -m spacy_attnseg", *args]
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf8", "surrogatepass")), "utf8")
+    sys.stdout, sys.stderr = stdout, stderr
+    os.environ.update(CLI_ENV)
+    os.chdir(REPO)
+    try:
+        yield stdout
+    finally:
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
+        os.chdir(saved[4])
+        os.environ.clear()
+        os.environ.update(saved[5])
+        torch.set_num_threads(threads)
+
+
+def run_cli(
+    args: List[str], stdin: Optional[str] = None, *, process: bool = False, tty: bool = False
+) -> CliResult:
+    """Run ``python -m spacy_attnseg ARGS`` in the repository: in this process (its
+    ``main()``, with stderr a terminal if ``tty``), or in a fresh interpreter with
+    ``process=True``; ``stdin`` is the text on standard input."""
+    if process:
+        done = subprocess.run(
+            [sys.executable, "-m", "spacy_attnseg", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            env=dict(os.environ, **CLI_ENV),
+            cwd=str(REPO),
+        )
+        return CliResult(done.returncode, done.stdout, done.stderr)
+    from spacy_attnseg.cli import main
+
+    stderr = Terminal() if tty else io.StringIO()
+    code = 0
+    with _as_a_command(args, stdin or "", stderr) as stdout:
+        try:
+            main()
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+    return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 
 def minilm_vocab_file() -> Path:

@@ -1,29 +1,16 @@
-"""``python -m spacy_attnseg segment``: text and JSON-lines output, input errors."""
+"""``python -m spacy_attnseg``: its commands' output, input errors and help. Commands run
+in this process (``conftest.run_cli``); the ones marked ``process=True`` check the same
+in a fresh interpreter reading a real pipe."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 from typing import Any, List, Optional
 
 import pytest
-from conftest import REPO, SAMPLE_TXT
-
-
-def run_cli(args: List[str], stdin: Optional[str] = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ, TOKENIZERS_PARALLELISM="false", COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, "-m", "spacy_attnseg", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-        cwd=str(REPO),
-    )
+from conftest import SAMPLE_TXT, run_cli
 
 
 def squash(text: str) -> str:
@@ -32,8 +19,10 @@ def squash(text: str) -> str:
 
 @pytest.mark.parametrize("model", [None, "attention"])
 def test_segment_text_file(model: Optional[str], default_nlp: Any, minilm_nlp: Any) -> None:
-    """The default is the shipped attn_senter pipeline; --model names another one."""
-    result = run_cli(["segment", "data/sample.txt", *(["--model", model] if model else [])])
+    """The default is the shipped attn_senter pipeline; --model names another one (the
+    default's run is a fresh interpreter: the module's entry point)."""
+    args = ["segment", "data/sample.txt", *(["--model", model] if model else [])]
+    result = run_cli(args, process=model is None)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
     text = SAMPLE_TXT.read_text(encoding="utf8")
@@ -71,7 +60,7 @@ def test_segment_text_of_a_jsonl_file_warns(tmp_path: Any) -> None:
 def test_segment_jsonl_stdin() -> None:
     texts = [FIRST, "", THIRD]
     stdin = "".join(json.dumps({"text": t, "id": i}) + "\n" for i, t in enumerate(texts))
-    result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin)
+    result = run_cli(["segment", "-", "--format", "jsonl"], stdin=stdin, process=True)
     assert result.returncode == 0, result.stderr[-3000:]
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["text"] for r in records] == texts
@@ -290,7 +279,7 @@ def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(
     saved_default: Any, tmp_path: Any
 ) -> None:
     broken = tmp_path / "broken"
-    subprocess.run(["cp", "-r", str(saved_default), str(broken)], check=True)
+    shutil.copytree(saved_default, broken)
     (broken / "attn_senter" / "model").write_bytes(b"\x00" * 100)
     for model in (str(broken), str(tmp_path / "missing")):
         result = run_cli(["segment", "-", "--model", model], stdin=FIRST)

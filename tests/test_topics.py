@@ -12,10 +12,10 @@ from typing import Any, Dict, List
 import numpy
 import pytest
 import spacy
+from conftest import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from test_cli import run_cli
 
 from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN

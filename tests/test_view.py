@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
-from conftest import long_sample_text
+from conftest import long_sample_text, run_cli
 from spacy import displacy
 from spacy.tokens import DocBin
 
@@ -121,8 +121,6 @@ def test_head_view_page_is_self_contained_and_escapes_text(view_nlp: Any) -> Non
 
 
 def test_view_command_writes_the_page(tmp_path: Path) -> None:
-    from test_cli import run_cli
-
     output = tmp_path / "view.html"
     result = run_cli(["view", "data/sample.txt", "-o", str(output), "--max-pairs", "5"])
     assert result.returncode == 0, result.stderr[-3000:]
