@@ -36,6 +36,9 @@ from spacy_attnseg.sentences import (
     validate_candidates,
 )
 
+#: A blank English pipeline, made once: making one per generated example costs more than
+#: the rule under test.
+EN = spacy.blank("en")
 EWT_DEV = Path(__file__).resolve().parents[1] / "data" / "UD_English-EWT" / "en_ewt-ud-dev.conllu"
 TEXT = (
     'He said "Stop!" Then he left?! OK. (See below.) "Why?" she asked.  '
@@ -84,7 +87,7 @@ def test_sentence_starts(doc: Any) -> None:
     assert sentence_starts(doc, numpy.zeros(len(doc), dtype=bool)).tolist() == [True] + [False] * (
         len(doc) - 1
     )
-    empty = spacy.blank("en")("")
+    empty = EN("")
     assert sentence_starts(empty, numpy.zeros(0, dtype=bool)).tolist() == []
 
 
@@ -317,7 +320,7 @@ def test_hard_wrapped_lines_are_not_sentences() -> None:
         "Guided tours leave from the main hall every hour.",
     ]
     text = textwrap.fill(" ".join(sentences), 40)
-    doc = spacy.blank("en")(text)
+    doc = EN(text)
     assert sum(t.text == "\n" for t in doc) >= 5
     predicted = numpy.zeros(len(doc), dtype="int32")
     firsts = {s.split()[0] for s in sentences[1:]}
@@ -349,10 +352,10 @@ def test_layout_starts_punctuation(doc: Any) -> None:
         18,
         28,
     ]
-    one = spacy.blank("en")("Hello!? Is that you?")
+    one = EN("Hello!? Is that you?")
     predicted = numpy.array([1, 0, 1, 1, 0, 0, 0], dtype="int32")  # Hello ! ? Is that you ?
     assert layout_starts(one, predicted, paragraph_breaks=True).tolist() == [1, 0, 0, 1, 0, 0, 0]
-    quoted = spacy.blank("en")('"Why?" she asked.')
+    quoted = EN('"Why?" she asked.')
     predicted = numpy.array([0, 1, 0, 0, 0, 0, 0], dtype="int32")  # " Why ? " she asked .
     assert layout_starts(quoted, predicted, paragraph_breaks=True).tolist() == [0] * 7
 
@@ -375,7 +378,7 @@ def test_layout_starts_punctuation(doc: Any) -> None:
     ],
 )
 def test_reference_markers_stay_with_their_sentence(text: str, first_words: Any) -> None:
-    doc = spacy.blank("en")(text)
+    doc = EN(text)
     # a start proposed right after a full stop or a closing bracket lands after the markers
     proposed = numpy.array([i == 0 or doc[i - 1].text in {".", ")"} for i in range(len(doc))])
     found = layout_starts(doc, proposed.astype("int32"), paragraph_breaks=True)
@@ -383,7 +386,7 @@ def test_reference_markers_stay_with_their_sentence(text: str, first_words: Any)
 
 
 def test_a_start_on_a_reference_marker_moves_past_it() -> None:
-    doc = spacy.blank("en")("He went to Dulwich. [17] [18] Placed in care, he was sad.")
+    doc = EN("He went to Dulwich. [17] [18] Placed in care, he was sad.")
     assert [t.text for t in doc][5:11] == ["[", "17", "]", "[", "18", "]"]
     for i in range(5, 11):
         proposed = numpy.zeros(len(doc), dtype="int32")
@@ -392,7 +395,7 @@ def test_a_start_on_a_reference_marker_moves_past_it() -> None:
         assert numpy.flatnonzero(starts).tolist() == [0, 11]
     # in mid-sentence a marker is an opening bracket as before: a start proposed inside
     # it moves back onto its "["
-    mid = spacy.blank("en")("See the work of Smith [3] for details.")
+    mid = EN("See the work of Smith [3] for details.")
     proposed = numpy.zeros(len(mid), dtype="int32")
     proposed[[0, 6]] = 1  # See the work of Smith [ 3 ] ...
     starts = layout_starts(mid, proposed, paragraph_breaks=False)
@@ -412,7 +415,7 @@ LIST_TEXT = "Steps:\n1. Open it.\n2. Stir. 3) Wait.\n(iv) Done. b. End.\n5.\nLas
 
 
 def test_join_list_markers() -> None:
-    doc = spacy.blank("en")(LIST_TEXT)
+    doc = EN(LIST_TEXT)
     # 0 Steps 1 : 2 \n 3 1 4 . 5 Open 6 it 7 . 8 \n 9 2 10 . 11 Stir 12 . 13 3 14 )
     # 15 Wait 16 . 17 \n 18 ( 19 iv 20 ) 21 Done 22 . 23 b. 24 End 25 . 26 \n 27 5 28 .
     # 29 \n 30 Last
@@ -425,7 +428,7 @@ def test_join_list_markers() -> None:
     # the start after each marker-only sentence goes; after "5." a line break: it stays
     assert numpy.flatnonzero(joined).tolist() == [0, 3, 9, 13, 18, 23, 27, 30]
     # a marker that ends a longer sentence is no list marker
-    doc = spacy.blank("en")("See section 2. It explains the rest.")
+    doc = EN("See section 2. It explains the rest.")
     starts = numpy.array([1, 0, 0, 0, 1, 0, 0, 0, 0], dtype="int32")
     assert join_list_markers(doc, starts).tolist() == starts.tolist()
     assert layout_starts(doc, starts, paragraph_breaks=True).tolist() == starts.tolist()
@@ -449,7 +452,7 @@ MARKER_ENDS_CASES = [
 def test_a_marker_that_ends_a_sentence_opens_the_next(
     text: str, predicted: list, expected: list
 ) -> None:
-    doc = spacy.blank("en")(text)
+    doc = EN(text)
     starts = numpy.zeros(len(doc), dtype="int32")
     starts[predicted] = 1
     assert numpy.flatnonzero(join_list_markers(doc, starts)).tolist() == expected
@@ -476,7 +479,7 @@ def test_decide_starts_equals_layout_of_sentence_starts(
     """The sweepable decision (targets + fixed starts) that calibration and evaluation
     use equals the step-by-step rule: separators -> next starts -> layout rules."""
     texts = LAYOUT_TEXTS + [LIST_TEXT] + [case[0] for case in MARKER_ENDS_CASES]
-    doc = spacy.blank("en")(texts[which])
+    doc = EN(texts[which])
     separators = numpy.array(bits[: len(doc)], dtype=bool)
     scores = separators.astype("float32")
     expected = layout_starts(
@@ -503,7 +506,7 @@ def test_follows_final_and_where_a_start_lands(doc: Any) -> None:
         laid = layout_starts(doc, one, paragraph_breaks=False)
         assert numpy.flatnonzero(laid).tolist() == [expected], i
         assert targets[i - 1] == expected, i
-    end = spacy.blank("en")("End.")  # a start on the final "." lands past the end
+    end = EN("End.")  # a start on the final "." lands past the end
     assert not layout_starts(end, numpy.array([0, 1], dtype="int32"), paragraph_breaks=False)[1]
     assert decision_targets(end, paragraph_breaks=False)[0][0] == len(end)
 
@@ -523,7 +526,7 @@ def _probs(doc: Any, extra: Dict[int, float]) -> numpy.ndarray:
 
 
 def test_unmarked_starts_in_edited_text() -> None:
-    doc = spacy.blank("en")(EDITED)
+    doc = EN(EDITED)
     assert doc[4].text == "because"
     probs = _probs(doc, {4: 0.5})
     plain = layout_starts(doc, (probs >= 0.25).astype("int32"), paragraph_breaks=True)
@@ -540,7 +543,7 @@ def test_unmarked_starts_in_edited_text() -> None:
 def test_unmarked_starts_where_punctuation_is_rare() -> None:
     """Where fewer than 75% of the starts follow final punctuation (text that mostly
     lost it), starts without it keep ``threshold``."""
-    doc = spacy.blank("en")(EDITED.replace(".", "").replace("must", "must."))
+    doc = EN(EDITED.replace(".", "").replace("must", "must."))
     words = [t.i for t in doc if t.text == "Sentence" and t.i > 0]
     probs = numpy.zeros(len(doc), dtype="float32")
     probs[words] = 0.4
@@ -551,7 +554,7 @@ def test_unmarked_starts_where_punctuation_is_rare() -> None:
 def test_unmarked_starts_counts_a_quote_after_a_full_stop() -> None:
     """A start predicted on the word after an opening quote lands on the quote, which
     follows the full stop: it keeps ``threshold``."""
-    doc = spacy.blank("en")(EDITED + ' "Why not?" he asked.')
+    doc = EN(EDITED + ' "Why not?" he asked.')
     why = next(t.i for t in doc if t.text == "Why")
     probs = _probs(doc, {why - 1: 0.0, why: 0.3})
     got = unmarked_starts(doc, probs, 0.25, 0.775, paragraph_breaks=True)
@@ -570,7 +573,7 @@ def test_join_list_markers_does_not_depend_on_the_first_token_being_marked(
     """The first token starts the Doc's first sentence whether or not ``starts`` marks
     it, so the list-marker rule decides every later start the same either way."""
     texts = LAYOUT_TEXTS + [EDITED] + [case[0] for case in MARKER_ENDS_CASES]
-    doc = spacy.blank("en")(texts[which])
+    doc = EN(texts[which])
     starts = numpy.zeros(len(doc), dtype="int32")
     starts[[i for i in marked if i < len(doc)]] = 1
     unmarked = join_list_markers(doc, starts)
@@ -605,7 +608,7 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
     Buy tea 3. Go" with a start at "milk" under the lower threshold only keeps "2." with
     "milk"). ``test_join_list_markers_*`` cover those texts."""
     texts = LAYOUT_TEXTS + [EDITED]
-    doc = spacy.blank("en")(texts[which])
+    doc = EN(texts[which])
     probs = numpy.where(follows_final(doc), marked_p, 0.0).astype("float32")
     for i, value in values.items():
         if i < len(doc):
@@ -670,7 +673,7 @@ def test_marked_headings() -> None:
         "------",
         "The end came soon.",
     ]
-    doc = spacy.blank("en")("\n".join(lines))
+    doc = EN("\n".join(lines))
     # one sentence a line (the lines of the two-line paragraph together)
     firsts = [0] + [t.i + 1 for t in doc[:-1] if "\n" in t.text and t.is_space]
     firsts = [i for i in firsts if i < len(doc)]
@@ -731,7 +734,7 @@ def test_sentence_texts_equal_span_texts(text: str, cuts: set) -> None:
     """Each sentence's text sliced from ``doc.text`` is its ``Span.text``: leading
     whitespace tokens kept, the last token's trailing space left out, astral characters
     and combining marks counted as Python counts them."""
-    doc = spacy.blank("en")(text)
+    doc = EN(text)
     starts = sorted({0, *(c for c in cuts if c < len(doc))}) if len(doc) else []
     ends = [*starts[1:], len(doc)] if starts else []
     expected = [doc[a:b].text for a, b in zip(starts, ends, strict=True)]
