@@ -423,7 +423,7 @@ def test_weights_that_do_not_fit_are_refused(default_nlp: Language, tmp_path: Pa
 # -- retraining -------------------------------------------------------------------------
 
 
-def _short_training(n_docs: int = 12, steps: int = 4) -> Language:
+def _short_training(n_docs: int = 6, steps: int = 3) -> Language:
     """configs/attn_senter.cfg (the shipped recipe) trained for a few steps on EWT dev
     documents, seeded as spacy train seeds it."""
     from paper.evaluation import read_conllu_documents, to_spacy_examples
