@@ -106,6 +106,11 @@ class Terminal(io.StringIO):
 CLI_ENV = {"TOKENIZERS_PARALLELISM": "false", "COLUMNS": "200"}
 
 
+def exit_status(exit: SystemExit) -> int:
+    """The status a process ends with on ``exit`` (``sys.exit(None)`` is 0, a message 1)."""
+    return exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+
+
 @contextmanager
 def _as_a_command(args: List[str], stdin: str, stderr: io.StringIO) -> Iterator[io.StringIO]:
     """This process set up as ``python -m spacy_attnseg ARGS`` run in the repository
@@ -154,7 +159,7 @@ def run_cli(
         try:
             main()
         except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            code = exit_status(exit)
     return CliResult(code, stdout.getvalue(), stderr.getvalue())
 
 

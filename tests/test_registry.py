@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import List, Tuple
 
 import pytest
-from conftest import REPO
+from conftest import REPO, exit_status
 
 # Decorator or call forms that register a name, e.g. @registry.misc("x"),
 # registry.misc.register("x"), @Language.factory("x"), @Language.component("x").
@@ -153,7 +153,7 @@ def spacy_debug_config(config: Path, corpus: Path) -> Tuple[int, str]:
             overrides = {"paths.train": str(corpus), "paths.dev": str(corpus)}
             debug_config(config, overrides=overrides, show_funcs=False, show_vars=False)
         except SystemExit as exit:
-            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            code = exit_status(exit)
         except Exception as error:  # what the command would stop on, with its message
             code = 1
             printed.write(f"{type(error).__name__}: {error}")
