@@ -326,6 +326,10 @@ def run(
     return out
 
 
+class UnknownSets(ValueError):
+    """A set name that ``evaluate`` does not know."""
+
+
 CHONKIE = 0.5  # chosen on the tuning half (the lowest mean Pk over the sets; --half tune)
 
 
@@ -341,17 +345,17 @@ def evaluate(
     drifts: Sequence[float] = (),
     threads: int = 1,
     sets: Optional[Dict[str, Callable[[], List[TopicDocument]]]] = None,
+    only: Sequence[str] = (),
 ) -> Dict[str, Any]:
     """Score the pipeline ``model`` (``load_pipeline``, with ``overrides``) and, with
     ``peers``, the other systems on the sets of ``half`` ("tune" or "report"; the
     Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
     documents; sets that no setting was chosen on, as the report's title says) instead;
-    writes ``OUT.json`` and ``OUT.md`` and returns what the JSON holds. ``threads`` is
-    recorded (the caller sets torch's)."""
+    ``only``: the names of the sets to score (all where empty; an unknown name raises
+    ``UnknownSets``, which lists them); writes ``OUT.json`` and ``OUT.md`` and returns
+    what the JSON holds. ``threads`` is recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
 
-    nlp = load_pipeline(model, overrides=overrides or {})
-    fig5 = fig5_pipeline() if peers else None
     tune = half == "tune"
     own_sets = sets is not None
     scope = "sets no setting was chosen on" if own_sets else f"{half} half"
@@ -372,8 +376,15 @@ def evaluate(
                     "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),
                 }
             )
+    unknown = sorted(set(only) - set(sets))
+    if unknown:
+        raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
+    chosen = {name: make for name, make in sets.items() if not only or name in only}
+    nlp = load_pipeline(model, overrides=overrides or {})
+    fig5 = fig5_pipeline() if peers else None
     results = {
-        name: run(nlp, fig5, make(), peers, tune, penalties, drifts) for name, make in sets.items()
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts)
+        for name, make in chosen.items()
     }
     payload = {
         "half": None if own_sets else half,

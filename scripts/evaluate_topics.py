@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paper.topic_eval import choi_docs, evaluate  # noqa: E402
+from paper.topic_eval import UnknownSets, choi_docs, evaluate  # noqa: E402
 
 
 def choi_sets(root: Path, lengths: str) -> Dict[str, Callable[[], Any]]:
@@ -75,6 +75,12 @@ def main(argv: Any = None) -> int:
         help="comma-separated segment_drift values, each scored with each of --penalties "
         "(e.g. 0,0.02,0.03)",
     )
+    parser.add_argument(
+        "--sets",
+        default="",
+        help="names of the sets to score, separated by ';' (the names hold commas), e.g. "
+        "'wikitext, paragraphs;wikitext, Markdown headings' (default: every set of the half)",
+    )
     args = parser.parse_args(argv)
     import torch
 
@@ -83,18 +89,22 @@ def main(argv: Any = None) -> int:
     for item in args.override:
         key, value = item.split("=", 1)
         overrides[f"components.attn_segmenter.{key}"] = json.loads(value)
-    evaluate(
-        args.half,
-        args.out,
-        model=args.model,
-        overrides=overrides,
-        n_synthetic=args.n_synthetic,
-        peers=not args.no_peers,
-        penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
-        drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
-        threads=args.threads,
-        sets=None if args.choi is None else choi_sets(args.choi, args.choi_lengths),
-    )
+    try:
+        evaluate(
+            args.half,
+            args.out,
+            model=args.model,
+            overrides=overrides,
+            n_synthetic=args.n_synthetic,
+            peers=not args.no_peers,
+            penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
+            drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
+            threads=args.threads,
+            sets=None if args.choi is None else choi_sets(args.choi, args.choi_lengths),
+            only=[name.strip() for name in args.sets.split(";") if name.strip()],
+        )
+    except UnknownSets as error:
+        parser.error(str(error))
     return 0
 
 

@@ -444,3 +444,27 @@ def test_wikitext_markdown_pages_are_the_paragraph_docs_with_headings() -> None:
         assert [page.text[s : s + 1] for s in page.starts] == ["#"] * len(page.starts)
         assert len(page.starts) == len(doc.starts)
         assert "\n\n".join(b for b in blocks if not b.startswith("#")) == doc.text
+
+
+def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any) -> None:
+    """``only`` scores the named sets and never builds the others; an unknown name is
+    refused before any pipeline loads, with the names it could be."""
+    import json
+
+    from paper.synthetic import TopicDocument
+    from paper.topic_eval import UnknownSets, evaluate
+
+    def never() -> Any:
+        raise AssertionError("a set that was not named was built")
+
+    text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
+    docs = [TopicDocument(text=text, starts=[0, text.index("Rain")])]
+    payload = evaluate(
+        "report", tmp_path / "only", peers=False, sets={"a": never, "b": lambda: docs}, only=["b"]
+    )
+    assert list(payload["results"]) == ["b"]
+    assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
+    assert payload["results"]["b"]["reference_segments_per_doc"] == 2.0
+    with pytest.raises(UnknownSets, match=r"\['c'\].*\['a', 'b'\]"):
+        evaluate("tune", tmp_path / "x", sets={"a": never, "b": never}, only=["c"])
+    assert not (tmp_path / "x.json").exists()
