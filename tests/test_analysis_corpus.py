@@ -446,7 +446,7 @@ def test_wikitext_markdown_pages_are_the_paragraph_docs_with_headings() -> None:
         assert "\n\n".join(b for b in blocks if not b.startswith("#")) == doc.text
 
 
-def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any) -> None:
+def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch: Any) -> None:
     """``only`` scores the named sets and never builds the others; an unknown name is
     refused before any pipeline loads, with the names it could be."""
     import json
@@ -465,6 +465,11 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any) -> None:
     assert list(payload["results"]) == ["b"]
     assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
     assert payload["results"]["b"]["reference_segments_per_doc"] == 2.0
+
+    def no_load(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a pipeline loaded before the set names were checked")
+
+    monkeypatch.setattr("spacy_attnseg.load_pipeline", no_load)
     with pytest.raises(UnknownSets, match=r"\['c'\].*\['a', 'b'\]"):
         evaluate("tune", tmp_path / "x", sets={"a": never, "b": never}, only=["c"])
     assert not (tmp_path / "x.json").exists()
