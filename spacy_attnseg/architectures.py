@@ -8,7 +8,6 @@ from spacy.util import registry
 from thinc.api import (
     Maxout,
     Model,
-    NumpyOps,
     Softmax,
     chain,
     clone,
@@ -16,6 +15,7 @@ from thinc.api import (
     expand_window,
     noop,
     residual,
+    to_numpy,
     with_array,
 )
 from thinc.types import Floats1d, Floats2d
@@ -164,15 +164,17 @@ def member_projections(model: Model) -> List[Model]:
 
 
 def predict_scores(model: Model, docs: Sequence[Union[Doc, DocRange]]) -> List[Floats2d]:
-    """``model.predict(docs)`` of an ``AttnSenterModel``, with the features written once,
-    straight into the padded batch matrix that the members' window encoders read (on
-    the CPU): the same numbers without thinc's two copies of the input (``concatenate``
-    joining features and word embeddings per Doc, then ``with_array`` padding and
-    stacking the Docs). On another device, or for a batch without tokens,
-    ``model.predict``."""
+    """``model.predict(docs)`` of an ``AttnSenterModel`` (as numpy arrays), with the
+    features written once, on the CPU, straight into the padded batch matrix that the
+    members' window encoders read: the same numbers without thinc's two copies of the
+    input (``concatenate`` joining features and word embeddings per Doc, then
+    ``with_array`` padding and stacking the Docs). On a GPU that matrix goes over in one
+    transfer and the scores come back in one, rather than a few small transfers and
+    kernel launches per Doc. For a batch without tokens, ``model.predict``."""
     lengths = [len(doc) for doc in docs]
-    if not isinstance(model.ops, NumpyOps) or not any(lengths):
-        return model.predict(list(docs))
+    if not any(lengths):
+        return [to_numpy(scores) for scores in model.predict(list(docs))]
+    ops = model.ops
     features = model.get_ref("features")
     n_features = features.get_dim("nO")
     members = member_chains(model)
@@ -193,8 +195,8 @@ def predict_scores(model: Model, docs: Sequence[Union[Doc, DocRange]]) -> List[F
             write_features(features, docs, X, starts)
         if words is not None:
             for start, length, vectors in zip(starts, lengths, words.predict(docs), strict=True):
-                X[start : start + length, n_features:] = vectors
-        Y = rest.layers[0].predict(X)
+                X[start : start + length, n_features:] = to_numpy(vectors)
+        Y = to_numpy(rest.layers[0].predict(ops.asarray2f(cast(Floats2d, X))))
         per_member.append(
             [Y[start : start + length] for start, length in zip(starts, lengths, strict=True)]
         )

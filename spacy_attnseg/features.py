@@ -531,10 +531,11 @@ def _features_forward(
     model: Model[List[Doc], List[Floats2d]], docs: List[Doc], is_train: bool
 ) -> Tuple[List[Floats2d], Callable]:
     outputs = []
+    mean, scale = model.get_param("mean"), model.get_param("scale")
     for values in _raw_features(model, docs, model.get_dim("nO")):
         array = model.ops.asarray2f(values)
         # in place: the matrix is this call's own
-        _standardise(model, array)
+        _standardise(array, mean, scale)
         outputs.append(array)
 
     def backprop(d_outputs: List[Floats2d]) -> List[Doc]:
@@ -549,21 +550,23 @@ def write_features(
     out: numpy.ndarray,
     starts: Sequence[int],
 ) -> None:
-    """What an :func:`AttnFeatures` layer outputs for ``docs`` (on the CPU), written
-    straight into ``out``: doc ``i`` fills rows ``starts[i]`` on and the first ``nO``
-    columns (e.g. a padded batch matrix whose other columns hold more inputs)."""
+    """What an :func:`AttnFeatures` layer outputs for ``docs``, computed on the CPU and
+    written straight into ``out``: doc ``i`` fills rows ``starts[i]`` on and the first
+    ``nO`` columns (e.g. a padded batch matrix whose other columns hold more inputs)."""
     width = model.get_dim("nO")
+    mean, scale = (to_numpy(model.get_param(name)) for name in ("mean", "scale"))
     for doc, start in zip(docs, starts, strict=True):
         block = out[start : start + len(doc), :width]
         _layer_features(model, doc, out=block)
-        _standardise(model, block)
+        _standardise(block, mean, scale)
 
 
-def _standardise(model: Model, array: Any) -> None:
-    """Standardise the rows of ``array`` in place with the layer's mean and scale."""
+def _standardise(array: Any, mean: Any, scale: Any) -> None:
+    """Standardise the rows of ``array`` in place with a layer's ``mean`` and ``scale``
+    (on the array's device)."""
     if len(array):
-        array -= model.get_param("mean")
-        array *= model.get_param("scale")
+        array -= mean
+        array *= scale
 
 
 def _features_init(
