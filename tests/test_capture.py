@@ -613,3 +613,69 @@ def test_windows_are_sorted_by_length_on_the_cpu_only(
     batch = (sum(rows for rows, _ in shapes), max(width for _, width in shapes))
     assert len(cpu_calls) > 1 and all(width < batch[1] for _, width in cpu_calls[1:])
     assert widths == [batch] and devices == [torch.device("cpu")]
+
+
+def test_captured_arrays_go_to_the_cpu_unless_a_consumer_computes_on_the_device(
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each captured array leaves the pass through one placement per batch: a copy to
+    the CPU (``Tensor.cpu``, a no-op on the CPU; on a GPU the components then pool host
+    memory Doc by Doc), or, when an active request computes with the arrays on the
+    model's device (``attn_head_pairs``), none; the union of the active requests
+    decides."""
+    tensor = torch.arange(6.0).reshape(2, 3)
+    copied: List[torch.Tensor] = []
+    to_cpu = torch.Tensor.cpu
+
+    def spy_cpu(value: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        copied.append(value)
+        return to_cpu(value, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(torch.Tensor, "cpu", spy_cpu)
+        assert capture._placement(capture.Resolved())(tensor) is tensor  # (on the CPU)
+        assert len(copied) == 1 and copied[0] is tensor
+        assert capture._placement(capture.Resolved(on_device=True))(tensor) is tensor
+        assert len(copied) == 1
+    placed: List[Tuple[bool, Tuple[int, ...]]] = []
+    placement = capture._placement
+
+    def spy(request: Any) -> Any:
+        place = placement(request)
+
+        def counted(value: torch.Tensor) -> torch.Tensor:
+            placed.append((request.on_device, tuple(value.shape)))
+            return place(value)
+
+        return counted
+
+    monkeypatch.setattr(capture, "_placement", spy)
+    texts = ewt_texts()[:4]
+    trf = minilm_nlp.get_pipe("transformer")
+    cap = AttentionCapture.attach(trf.model)
+    host = CaptureRequest(colsum_layers=(5,), context_layers=(1, 3), hidden_last=2)
+    cap.request("test_host", host)
+    try:
+        docs = list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=4))
+        n_windows = sum(doc._.trf_data.wordpieces.input_ids.shape[0] for doc in docs)
+        # the column sums, the two context layers and the hidden state, once each
+        assert len(placed) == 4
+        assert all(not on_device and shape[0] == n_windows for on_device, shape in placed)
+        placed.clear()
+        cap.request("test_device", CaptureRequest(context_layers=(1,), on_device=True))
+        list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=4))
+        assert len(placed) == 4 and all(on_device for on_device, _ in placed)
+    finally:
+        cap.withdraw("test_host")
+        cap.withdraw("test_device")
+
+
+def test_only_the_head_pairs_compute_on_the_device(minilm_nlp: Any, default_nlp: Any) -> None:
+    """``attn_head_pairs`` reads the head outputs where the model ran; the components
+    that pool them per Doc do not."""
+    assert not minilm_nlp.get_pipe("attn_segmenter").capture_request().on_device
+    for name in ("attn_senter", "attn_segmenter"):
+        assert not default_nlp.get_pipe(name).capture_request().on_device
+    nlp = spacy_attnseg.load_pipeline("attention")
+    pairs = nlp.add_pipe("attn_head_pairs", config={"layers": [5], "heads": [0]})
+    assert pairs.capture_request().on_device

@@ -124,7 +124,8 @@ class AttnHeadPairs(AttentionPipe):
 
     def capture_request(self) -> CaptureRequest:
         layers = tuple(self.cfg["layers"]) or None
-        return CaptureRequest(context_layers=layers)
+        # the similarity matrices are computed where the head outputs are (a GPU's)
+        return CaptureRequest(context_layers=layers, on_device=True)
 
     def install_capture(self) -> None:
         """Ask the transformer's capture hooks for the head outputs of the chosen layers."""
