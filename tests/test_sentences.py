@@ -278,6 +278,58 @@ def test_unwrapped_lines_need_a_smaller_share() -> None:
     assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
 
 
+def test_short_lines_hold_their_sentences() -> None:
+    """In text written one sentence per line, a start predicted inside a short line
+    without final punctuation before it is dropped; one after final punctuation, on a
+    list item, inside a line of 100 characters or more, or in hard-wrapped text where
+    under 80% of the line breaks start a sentence, stays."""
+    lines = ["buy milk today", "walk the dog twice", "email Sarah. Then call", "read it"]
+    long_line = "the committee met on friday " * 4 + "and everyone agreed on the plan"
+    doc = EN("\n".join([*lines, "tasks • wash up • iron", long_line]))
+    assert len(long_line) >= 100
+    firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+    first = {t.text: t.i for t in reversed(doc)}
+    inside = [
+        first["the"],  # "walk | the dog twice": dropped
+        first["Then"],  # after "email Sarah.": kept
+        [t.i for t in doc if t.text == "\u2022"][1],  # a bullet item: kept
+        first["everyone"],  # in the long line: kept
+    ]
+    assert [doc[i - 1].text for i in inside] == ["walk", ".", "up", "and"]
+    predicted = numpy.zeros(len(doc), dtype="int32")
+    predicted[firsts] = 1
+    predicted[inside] = 1
+    got = numpy.flatnonzero(lines_end_sentences(doc, predicted)).tolist()
+    assert got == sorted(firsts + inside[1:])
+    # hard-wrapped text: the lines need not be the writer's, so a start inside one
+    # stays unless nearly every line break starts a sentence (a list of like lines)
+    wrapped = EN(textwrap.fill(" ".join(["it rained and we left"] * 8), 24))
+    assert hard_wrapped(wrapped.text)
+    breaks = [t.i + 1 for t in wrapped if t.text == "\n"]
+    we = [t.i for t in wrapped if t.text == "we" and t.i - 1 not in breaks]
+    for n_started, kept in ((len(breaks) * 3 // 4, True), (len(breaks), False)):
+        predicted = numpy.zeros(len(wrapped), dtype="int32")
+        predicted[[0, *breaks[:n_started], we[0]]] = 1
+        got = lines_end_sentences(wrapped, predicted)
+        assert got[breaks].all() and bool(got[we[0]]) is kept
+
+
+def test_a_list_without_punctuation_keeps_one_sentence_a_line(default_nlp: Any) -> None:
+    """The default pipeline on a to-do list written one item per line, without
+    punctuation: one sentence per line (the model alone splits some lines)."""
+    items = [
+        "Buy milk today",
+        "Call the bank about the loan",
+        "Walk the dog twice",
+        "Read chapter 3 of the book",
+        "Email Sarah about the party",
+    ]
+    doc = default_nlp("\n".join(items))
+    assert [s.text.strip() for s in doc.sents] == items
+    text = "\n".join(f"Line {i} is here" for i in range(12))
+    assert len(list(default_nlp(text).sents)) == 12
+
+
 @pytest.mark.parametrize(
     "items",
     [
