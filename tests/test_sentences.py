@@ -306,7 +306,7 @@ def test_short_lines_hold_their_sentences() -> None:
     wrapped = EN(textwrap.fill(" ".join(["it rained and we left"] * 8), 24))
     assert hard_wrapped(wrapped.text)
     breaks = [t.i + 1 for t in wrapped if t.text == "\n"]
-    we = [t.i for t in wrapped if t.text == "we" and t.i - 1 not in breaks]
+    we = [t.i for t in wrapped if t.text == "we" and t.i not in breaks]  # inside a line
     for n_started, kept in ((len(breaks) * 3 // 4, True), (len(breaks), False)):
         predicted = numpy.zeros(len(wrapped), dtype="int32")
         predicted[[0, *breaks[:n_started], we[0]]] = 1
