@@ -194,8 +194,11 @@ def predict_scores(model: Model, docs: Sequence[Union[Doc, DocRange]]) -> List[F
             X = numpy.zeros((row, width), dtype="float32")
             write_features(features, docs, X, starts)
         if words is not None:
-            for start, length, vectors in zip(starts, lengths, words.predict(docs), strict=True):
-                X[start : start + length, n_features:] = to_numpy(vectors)
+            # the Docs' word vectors in one array: one transfer from a GPU
+            vectors = to_numpy(ops.xp.concatenate(words.predict(docs)))
+            offsets = numpy.cumsum([0, *lengths])
+            for start, length, offset in zip(starts, lengths, offsets[:-1], strict=True):
+                X[start : start + length, n_features:] = vectors[offset : offset + length]
         Y = to_numpy(rest.layers[0].predict(ops.asarray2f(cast(Floats2d, X))))
         per_member.append(
             [Y[start : start + length] for start, length in zip(starts, lengths, strict=True)]
