@@ -53,27 +53,16 @@ def sentence_record(doc: Doc, key: str) -> Dict[str, Any]:
     return record
 
 
-# A token of at least this many wordpieces in the pass may have been truncated by the
-# model (no word of running text comes near it): its chunk is counted again.
-LONG_TOKEN = 64
-
-
 @dataclass(frozen=True)
 class ChunkSizer:
-    """Counts a chunk's wordpieces again with the model's tokenizer where the pass's own
-    count may fall short (a token longer than the model reads was truncated: a base64
-    blob, a long URL), and cuts a chunk over ``max_tokens`` at wordpiece boundaries
-    (a Span cannot end inside a token; a chunk's text can)."""
+    """Counts a chunk's wordpieces as the model's tokenizer reads its text alone (what
+    an embedding model reads; the pass's own count may differ: a token longer than the
+    model reads was truncated, a wordpiece shared by two tokens counts for both, control
+    characters join their neighbours), and cuts a chunk over ``max_tokens`` at
+    wordpiece boundaries (a Span cannot end inside a token; a chunk's text can)."""
 
     tokenizer: Any
     max_tokens: int
-
-    def recount(self, counts: Any) -> bool:
-        """Whether a chunk whose tokens have these wordpiece counts in the pass is
-        counted again: it holds a token that may have been truncated, or it is over
-        ``max_tokens`` (a single token: the segmenter cuts only between tokens)."""
-        over = bool(self.max_tokens) and int(counts.sum()) > self.max_tokens
-        return over or int(counts.max()) >= LONG_TOKEN
 
     def count(self, text: str) -> int:
         """The wordpieces of ``text`` read on its own."""
@@ -85,8 +74,9 @@ class ChunkSizer:
         piece). Pieces start at wordpieces of the whole text; a piece that starts inside
         a word may read as more wordpieces alone, so it gives back wordpieces until it
         fits (a piece of one wordpiece stays, whatever it counts alone)."""
-        if not self.max_tokens or not getattr(self.tokenizer, "is_fast", False):
-            return [(0, len(text), self.count(text))]
+        total = self.count(text)
+        if not 0 < self.max_tokens < total or not getattr(self.tokenizer, "is_fast", False):
+            return [(0, len(text), total)]
         offsets = self.tokenizer(
             text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )["offset_mapping"]
@@ -101,7 +91,7 @@ class ChunkSizer:
                 n = self.count(text[starts[i] : starts[j]])
             out.append((starts[i], starts[j], n))
             i = j
-        return out or [(0, len(text), 0)]
+        return out
 
 
 def chunk_sizer(nlp: Language) -> Optional[ChunkSizer]:
@@ -121,10 +111,11 @@ def chunk_records(
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
     "text", "start", "end", "n_tokens", "n_sents", "score"}``; a chunk runs to the next
     one's start, so the chunks' texts joined give the document's text back. With a
-    ``sizer``, a chunk that holds a token of ``LONG_TOKEN`` wordpieces or more is counted
-    again, and a chunk over ``max_tokens`` (one token) is cut into pieces of at most
+    ``sizer``, each chunk's text is counted as the model's tokenizer reads it alone, and
+    a chunk over ``max_tokens`` (a token longer than that, or text the tokenizer reads
+    as more wordpieces alone than in the pass) is cut into pieces of at most
     ``max_tokens`` wordpieces (each piece after the first scores 0.0, a cut inside a
-    sentence)."""
+    sentence); without one, ``n_tokens`` is the pass's count."""
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
@@ -134,9 +125,9 @@ def chunk_records(
         start = span.start_char
         end = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
         starts = [t.idx for t in span if t.is_sent_start]
-        counts = sizes[span.start : span.end]
-        pieces = [(start, end, int(counts.sum()))]
-        if sizer is not None and len(span) and sizer.recount(counts):
+        if sizer is None:
+            pieces = [(start, end, int(sizes[span.start : span.end].sum()))]
+        else:
             pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end])]
         for k, (a, b, n) in enumerate(pieces):
             records.append(

@@ -790,6 +790,33 @@ def test_chunks_in_python() -> None:
         spacy_attnseg.chunks(nlp, texts[1])
 
 
+# texts the tokenizer reads as more wordpieces in pieces than in the pass (control
+# characters it drops join the letters around them; found by a property search)
+TOKENIZER_HOSTILE = [
+    "\x15\xffLhttp://example.com/a?b=c&d=e is a link\n\n\n--- \n \xda\u2028line sep\u2029"
+    "para sep\n\n\U000bf75a\x96\xbd\xacY\x1f\xcf\xacThe river runs past an old mill.\n\n"
+    "\U000d0561",
+    "\xa9\xb2\xf0\U00031d0cm\x8e\U0001d518\U0001d52b\U0001d526 \U0001d52a\n\n\n\n\n"
+    "\U00039b60?ra\xe3%\U0001e914\x00\x85\xba\xd3\U0002b30b\xd2O\x08\xe2K\U000c7ebcodef f(x):\n"
+    "    return x * 2  3.14159 2.71828\n\n\n\n\n\xc1\x8alThe river runs past an old mill.\n",
+]
+
+
+def test_chunks_fit_as_the_tokenizer_reads_them_alone() -> None:
+    """Every chunk is counted as the model's tokenizer reads its text alone, and cut at
+    wordpieces where that is over ``max_tokens``, also where the pass counted fewer."""
+    import spacy_attnseg
+
+    nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 8})
+    tokenizer = minilm_tokenizer()
+    records = list(spacy_attnseg.chunks(nlp, TOKENIZER_HOSTILE))
+    for number, text in enumerate(TOKENIZER_HOSTILE):
+        mine = [r for r in records if r["doc"] == number]
+        assert "".join(r["text"] for r in mine) == text
+        for r in mine:
+            assert r["n_tokens"] == len(tokenizer.tokenize(r["text"])) <= 8, r["text"]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6))
 def test_mean_and_unit_vectors_equal_per_sentence_means(seed: int, n_sents: int) -> None:
