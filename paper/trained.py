@@ -164,18 +164,39 @@ def laid_out(doc: GoldDocument, layout: str) -> GoldDocument:
     return joined
 
 
+# short texts: each document cut into runs of this many consecutive sentences (a
+# message, a note, a list of a few items), in the layouts with line breaks
+SHORT_SIZES = (2, 3, 4)
+SHORT_LAYOUTS = ("one per line", "wrapped at 72")
+
+
+def short_documents(doc: GoldDocument, size: int) -> List[GoldDocument]:
+    """``doc``'s sentences in consecutive runs of ``size`` (a shorter rest is left
+    out), each run a document."""
+    sentences = doc.sentences()
+    return [
+        join_sentences(sentences[i : i + size], " ")
+        for i in range(0, len(sentences) - size + 1, size)
+    ]
+
+
 def layout_rows(
     nlp: Any, variants: Dict[str, Sequence[GoldDocument]], batch_size: int
 ) -> List[Dict[str, Any]]:
-    """Boundary P/R/F1 of ``nlp`` on every variant's documents in every layout."""
+    """Boundary P/R/F1 of ``nlp`` on every variant's documents in every layout, and on
+    their runs of ``SHORT_SIZES`` sentences in each of ``SHORT_LAYOUTS``."""
+    cases = [(layout, None) for layout in LAYOUTS]
+    cases += [(layout, size) for layout in SHORT_LAYOUTS for size in SHORT_SIZES]
     rows = []
     for variant, docs in variants.items():
-        for layout in LAYOUTS:
-            golds = [laid_out(doc, layout) for doc in docs]
-            row = {"variant": variant, "layout": layout}
+        for layout, size in cases:
+            texts = docs if size is None else [s for d in docs for s in short_documents(d, size)]
+            golds = [laid_out(doc, layout) for doc in texts]
+            name = layout if size is None else f"{layout}, {size} sentences"
+            row = {"variant": variant, "layout": name, "docs": len(golds)}
             row.update(evaluate_pipeline(nlp, golds, batch_size))
             rows.append(row)
-            report_row({"system": layout, **row})
+            report_row({"system": name, **row})
     return rows
 
 
@@ -201,11 +222,12 @@ def evaluate_layouts(
     lines = [
         f"# Sentence boundaries of `{pipeline}` by layout ({data})",
         "",
-        "| variant | layout | P | R | F1 |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| variant | layout | docs | P | R | F1 |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     lines += [
-        f"| {r['variant']} | {r['layout']} | {r['p']:.1f} | {r['r']:.1f} | {r['f']:.1f} |"
+        f"| {r['variant']} | {r['layout']} | {r['docs']} | {r['p']:.1f} | {r['r']:.1f} | "
+        f"{r['f']:.1f} |"
         for r in rows
     ]
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -216,8 +216,8 @@ LIST = 'Buy milk and eggs\nCall the bank about the loan\n"Walk" the dog\nFinish 
 def test_one_sentence_per_line() -> None:
     """A text whose line breaks often end sentences already has one sentence per line:
     every line break then ends one. In a text that is not hard-wrapped, as this list,
-    0.3 of the line breaks is enough; none of them, or fewer than three line breaks,
-    leave the decisions as they are; so does ``paragraph_breaks=False``."""
+    0.3 of the line breaks is enough; none of them, or a single line break, leave the
+    decisions as they are; so does ``paragraph_breaks=False``."""
     nlp = spacy.blank("en")
     doc = nlp(LIST)
     lines = [0] + [t.i + 1 for t in doc if t.text == "\n"]
@@ -241,6 +241,28 @@ def test_one_sentence_per_line() -> None:
     predicted = numpy.zeros(len(two_lines), dtype="int32")
     predicted[3] = 1
     assert layout_starts(two_lines, predicted, paragraph_breaks=True).tolist() == predicted.tolist()
+
+
+def test_three_lines_end_sentences_unless_hard_wrapped(default_nlp: Any) -> None:
+    """Two line breaks, one of them already ending a sentence: every line ends one in
+    text that is not hard-wrapped; text that looks hard-wrapped needs three line
+    breaks. The default pipeline on a short note: a sentence per line."""
+    nlp = spacy.blank("en")
+    note = nlp("Meeting notes\nBudget approved\nNext steps pending review")
+    assert not hard_wrapped(note.text)
+    breaks = [t.i + 1 for t in note if t.text == "\n"]
+    predicted = numpy.zeros(len(note), dtype="int32")
+    predicted[breaks[0]] = 1
+    assert numpy.flatnonzero(lines_end_sentences(note, predicted)).tolist() == breaks
+    wrapped = nlp(textwrap.fill("the committee met on friday and agreed on the plan " * 2, 40))
+    assert hard_wrapped(wrapped.text)
+    breaks = [t.i + 1 for t in wrapped if t.text == "\n"]
+    assert len(breaks) == 2
+    predicted = numpy.zeros(len(wrapped), dtype="int32")
+    predicted[breaks[0]] = 1
+    assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
+    doc = default_nlp(note.text)
+    assert [s.text.strip() for s in doc.sents] == note.text.split("\n")
 
 
 def test_hard_wrapped() -> None:
