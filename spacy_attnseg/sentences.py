@@ -221,12 +221,12 @@ LINE_SENTENCE_SHARE = 0.5
 # needs MIN_WRAPPED_LINE_BREAKS (with two, one line break that happens to end a sentence
 # would be half of them). On the same data cut into runs of 2-4 sentences (`spacy
 # project run evaluate-layouts`): three sentences one per line 86.3 -> 92.9 as written
-# and 63.3 -> 79.6 without final punctuation, every run hard-wrapped at 72 and every
-# whole document unchanged but one per line 97.4 -> 97.8 and 90.2 -> 90.8; two line
-# breaks in any text instead: three sentences one per line 93.5 and 80.8, but three and
-# four sentences wrapped at 72 91.6 -> 91.1 and 90.7 -> 90.1 (without punctuation 66.9
-# -> 66.1, 65.2 -> 64.2); one line break: two sentences one per line 85.7 -> 86.8, wrapped
-# 90.0 -> 89.0.
+# and 63.3 -> 79.6 without final punctuation, four 97.2 -> 97.4 as written, whole
+# documents one per line 97.4 -> 97.8 and 90.2 -> 90.8, every other row (hard-wrapped
+# at 72, joined by spaces) unchanged; two line breaks in any text instead: three
+# sentences one per line 93.5 and 80.8, but three and four sentences wrapped at 72
+# 91.6 -> 91.1 and 90.7 -> 90.1 (without punctuation 66.9 -> 66.1, 65.2 -> 64.2); one
+# line break: two sentences one per line 85.7 -> 86.8, wrapped 90.0 -> 89.0.
 MIN_LINE_BREAKS = 2
 MIN_WRAPPED_LINE_BREAKS = 3
 # In text that is not hard-wrapped (``hard_wrapped``) every line break is the writer's,
