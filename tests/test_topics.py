@@ -1154,6 +1154,36 @@ def test_paragraph_starts_one_paragraph_per_line(minilm_nlp: Any) -> None:
     assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False] * 3
 
 
+def test_long_lines_of_one_sentence_are_not_paragraphs(minilm_nlp: Any) -> None:
+    """Lines of 100 characters or more that hold one sentence each are a text written one
+    sentence per line: its sentences are not paragraphs, unless under
+    ``SENTENCE_LINES_SHARE`` of its lines hold one sentence."""
+    from spacy_attnseg.sentences import (
+        SENTENCE_LINES_SHARE,
+        lines_are_paragraphs,
+        paragraph_starts,
+    )
+
+    sentences = [s for p in PARAGRAPHS for s in p.split(". ")]
+    tail = ", as the records that the county council and the parish keep show in some detail."
+    sentences = [s.rstrip(".") + tail for s in sentences]
+    assert min(len(s) for s in sentences) >= 100
+    for n_joined, lines_are in ((0, False), (1, False), (2, True)):
+        # the first n_joined pairs of sentences share a line
+        lines = [" ".join(sentences[2 * k : 2 * k + 2]) for k in range(n_joined)]
+        lines += sentences[2 * n_joined :]
+        text = "\n".join(lines)
+        assert lines_are_paragraphs(text)
+        doc = minilm_nlp.make_doc(text)
+        starts = _starts_after_periods(doc)
+        assert len(starts) == len(sentences)
+        one = (len(lines) - n_joined) / len(lines)
+        assert (one < SENTENCE_LINES_SHARE) == lines_are
+        first = paragraph_starts(doc, numpy.array(starts))
+        expected = [doc[i - 1].text == "\n" or i == 0 for i in starts] if lines_are else [True]
+        assert first.tolist() == expected + [False] * (len(starts) - len(expected))
+
+
 def test_paragraph_starts_hard_wrapped(minilm_nlp: Any) -> None:
     import textwrap
 
