@@ -347,13 +347,24 @@ def lines_are_paragraphs(text: str) -> bool:
     return len(lengths) > 1 and float(numpy.median(lengths)) >= UNWRAPPED_LINE_CHARS
 
 
-# Long lines that hold one sentence each are a text written one sentence per line, not
-# one paragraph per line: where at least this share of the lines do, the lines are not
-# paragraphs (``paragraph_starts``), so that topic segments take sentences as units, as
-# in the same text joined by spaces. With the default pipeline's sentences, on the
-# tuning half: 0.91-1.0 of the lines of WikiText pieces written one sentence per line,
-# 0-0.44 of WikiText-2 articles' lines written one paragraph per line.
+# Paragraphs that hold one sentence each are a text written one sentence per line (or
+# per paragraph), not one of paragraphs: where at least this share of its lines (or
+# paragraphs) do (``sentence_paragraphs``), long lines are not paragraphs
+# (``paragraph_starts``) and topic segments take sentences as units, as in the same text
+# joined by spaces. With the default pipeline's sentences, on the tuning half: 0.91-1.0
+# of the lines of WikiText pieces written one sentence per line, 0-0.44 of WikiText-2
+# articles' lines written one paragraph per line.
 SENTENCE_LINES_SHARE = 0.8
+
+
+def sentence_paragraphs(paragraph_first: Any) -> bool:
+    """Whether at least ``SENTENCE_LINES_SHARE`` of the paragraphs (``paragraph_first``:
+    per sentence, whether it opens one) hold one sentence each."""
+    first = numpy.flatnonzero(paragraph_first)
+    if not len(first):
+        return False
+    sizes = numpy.diff(numpy.append(first, len(paragraph_first)))
+    return bool((sizes == 1).mean() >= SENTENCE_LINES_SHARE)
 
 
 def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
@@ -365,8 +376,7 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     if not len(blank) or not lines_are_paragraphs(doc.text):
         return blank
     lines = _break_before(doc, sent_starts, per_line=True)
-    sizes = numpy.diff(numpy.append(numpy.flatnonzero(lines), len(sent_starts)))
-    return blank if (sizes == 1).mean() >= SENTENCE_LINES_SHARE else lines
+    return blank if sentence_paragraphs(lines) else lines
 
 
 def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarray:

@@ -1184,6 +1184,36 @@ def test_long_lines_of_one_sentence_are_not_paragraphs(minilm_nlp: Any) -> None:
         assert first.tolist() == expected + [False] * (len(starts) - len(expected))
 
 
+def test_paragraphs_of_one_sentence_are_sentences(
+    default_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where at least 4 in 5 paragraphs hold one sentence each, the partition's units are
+    sentences (no ``paragraphs`` reach ``topics.segment``); paragraphs of two sentences
+    stay the units."""
+    from spacy_attnseg.sentences import SENTENCE_LINES_SHARE, sentence_paragraphs
+
+    assert SENTENCE_LINES_SHARE == 0.8
+    assert sentence_paragraphs([True] * 5)
+    assert not sentence_paragraphs([True, True, True, True, False])  # 3 of 4 paragraphs
+    assert sentence_paragraphs([True, True, True, True, True, False])  # 4 of 5
+    assert not sentence_paragraphs([True, True, True, False, True, False])  # 2 of 4
+    assert not sentence_paragraphs([True, False] * 3)
+    assert not sentence_paragraphs([])
+    seen: List[Any] = []
+    segment = topics.segment
+
+    def recorded(means: Any, **settings: Any) -> Any:
+        seen.append(settings["paragraphs"])
+        return segment(means, **settings)
+
+    monkeypatch.setattr(topics, "segment", recorded)
+    sentences = [s for p in PARAGRAPHS for s in p.split(". ")]
+    default_nlp("\n\n".join(s.rstrip(".") + "." for s in sentences))
+    default_nlp("\n\n".join(PARAGRAPHS))
+    assert seen[0] is None
+    assert seen[1] is not None and seen[1].tolist() == [0, 0, 1, 1, 2, 2]
+
+
 def test_paragraph_starts_hard_wrapped(minilm_nlp: Any) -> None:
     import textwrap
 

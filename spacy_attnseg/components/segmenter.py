@@ -37,6 +37,7 @@ from ..sentences import (
     heading_sentences,
     normalised_window_scores,
     paragraph_starts,
+    sentence_paragraphs,
     sentence_texts,
     starts_line,
     validate_candidates,
@@ -519,7 +520,12 @@ class AttnSegmenter(AttentionPipe):
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
-        paragraphs = numpy.cumsum(paragraph_first) - 1 if cfg["segment_paragraphs"] else None
+        # paragraphs of one sentence each are sentences: the units stay sentences
+        paragraphs = (
+            numpy.cumsum(paragraph_first) - 1
+            if cfg["segment_paragraphs"] and not sentence_paragraphs(paragraph_first)
+            else None
+        )
         # a line of its own without letters or digits ("---", "* * *") keeps with the
         # text after it (not an emoticon after a sentence on its line)
         bare = numpy.array(
