@@ -372,11 +372,11 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     first does, and one whose preceding whitespace tokens hold a blank line or, in a
     text with one paragraph per line (``lines_are_paragraphs``) whose lines are not
     single sentences (``SENTENCE_LINES_SHARE``), a line break."""
-    blank = _break_before(doc, sent_starts, per_line=False)
-    if not len(blank) or not lines_are_paragraphs(doc.text):
-        return blank
-    lines = _break_before(doc, sent_starts, per_line=True)
-    return blank if sentence_paragraphs(lines) else lines
+    if len(sent_starts) and lines_are_paragraphs(doc.text):
+        lines = _break_before(doc, sent_starts, per_line=True)
+        if not sentence_paragraphs(lines):
+            return lines
+    return _break_before(doc, sent_starts, per_line=False)
 
 
 def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarray:
