@@ -1,6 +1,6 @@
 """Topic segments of the default pipeline, as a user runs it (plain text in, its own
-sentences, one setting for every set), against peers, on five sets and, on the report
-half, three more of another kind:
+sentences, one setting for every set), against peers, on six sets and, on the report
+half, four more that no setting is chosen on:
 
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
   WikiText-2 articles and EWT documents; tuning: first WikiText half + EWT dev; report:
@@ -16,10 +16,12 @@ half, three more of another kind:
 * ``wikitext, Markdown headings``: the same articles as Markdown pages, each section
   under its ``## Heading`` (the title as ``# Title``), blank lines between paragraphs:
   how a page with headings reaches a retrieval pipeline;
-* report only, text of another kind that no setting is chosen on (``paper.pydocs``):
-  ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
-  Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
-  lines between paragraphs), one document per page, its sections the reference;
+* report only, text that no setting is chosen on: ``WikiText pieces, lowercase without
+  punctuation``, the report half's WikiText pieces as a speech transcript writes them
+  (``spoken``); and, of another kind (``paper.pydocs``), ``Python docs pieces``,
+  documents of 3-11-sentence pieces of different pages of Python's documentation, and
+  ``Python docs sections`` (``, paragraphs``: with blank lines between paragraphs), one
+  document per page, its sections the reference;
 * instead of all these, with ``scripts/evaluate_topics.py --choi DIR`` (``spacy project
   run evaluate-choi``): Choi's 3-11 set (``choi_docs``), which is not in the repo and on
   which nothing is chosen.
@@ -46,6 +48,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -128,6 +131,32 @@ def wikipieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
     return build(article_sentences(half), n_docs=n_docs, seed=5 if half == "tune" else 6)
 
 
+# WikiText's joins inside a number or word (" @-@ ", " @,@ ", " @.@ ", and a clitic
+# written apart: "Tatwine 's", "didn 't"), and what a word's ends may hold that is not a
+# letter or digit
+WIKITEXT_JOIN = re.compile(r" @(.)@ | ('\w)")
+WORD_EDGES = re.compile(r"^\W+|\W+$")
+
+
+def spoken(sentence: str) -> str:
+    """``sentence`` as a speech transcript writes it: lower case, without punctuation
+    (every word's leading and trailing marks dropped; a hyphen, apostrophe or point
+    inside a word stays)."""
+    words = (WORD_EDGES.sub("", w) for w in WIKITEXT_JOIN.sub(r"\1\2", sentence).lower().split())
+    return " ".join(w for w in words if w)
+
+
+# the name of a set written as ``spoken`` writes it, after the set's own name
+SPOKEN = ", lowercase without punctuation"
+
+
+def spoken_pieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
+    """``wikipieces_docs`` written as a speech transcript (``spoken``): no sentence
+    punctuation, no capitals."""
+    texts = [[t for t in (spoken(s) for s in a) if t] for a in article_sentences(half)]
+    return build(texts, n_docs=n_docs, seed=5 if half == "tune" else 6)
+
+
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
     texts = article_sentences(half)
     part = "dev" if half == "tune" else "test"
@@ -140,12 +169,18 @@ def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
 CHOI_SEPARATOR = "=========="
 
 
-def choi_docs(root: Path, lengths: str = "3-11", separator: str = " ") -> List[TopicDocument]:
+def choi_docs(
+    root: Path,
+    lengths: str = "3-11",
+    separator: str = " ",
+    form: Callable[[str], str] = str.strip,
+) -> List[TopicDocument]:
     """The documents of Choi's (2000) set of ``lengths``-sentence pieces: every ``*.ref``
     file in a folder named ``lengths`` under ``root`` (the layout of the copy in
     ``github.com/koomri/text-segmentation``, ``data/choi``), read in sorted order. A line
-    ``==========`` ends a piece; every other non-blank line is a sentence; the sentences
-    are joined by ``separator``."""
+    ``==========`` ends a piece; every other line is a sentence, as ``form`` writes it
+    (``spoken``: as a speech transcript), unless that leaves it blank; the sentences are
+    joined by ``separator``."""
     docs = []
     for path in sorted(root.rglob("*.ref")):
         if path.parent.name != lengths:
@@ -154,8 +189,8 @@ def choi_docs(root: Path, lengths: str = "3-11", separator: str = " ") -> List[T
         for line in path.read_text(encoding="utf8", errors="replace").splitlines():
             if line.startswith(CHOI_SEPARATOR):
                 segments.append([])
-            elif line.strip():
-                segments[-1].append(line)
+            elif form(line).strip():
+                segments[-1].append(form(line))
         docs.append(join_segments([piece for piece in segments if piece], separator))
     return docs
 
@@ -371,6 +406,7 @@ def evaluate(
         if not tune:
             sets.update(
                 {
+                    f"WikiText pieces{SPOKEN}": lambda: spoken_pieces_docs(half, n_synthetic),
                     "Python docs pieces": lambda: pydocs.piece_docs(n_synthetic),
                     "Python docs sections": lambda: pydocs.section_docs(" "),
                     "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),

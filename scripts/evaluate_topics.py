@@ -23,18 +23,22 @@ from typing import Any, Callable, Dict
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paper.topic_eval import UnknownSets, choi_docs, evaluate  # noqa: E402
+from paper.topic_eval import SPOKEN, UnknownSets, choi_docs, evaluate, spoken  # noqa: E402
 
 
-def choi_sets(root: Path, lengths: str) -> Dict[str, Callable[[], Any]]:
-    """One loader per named length of Choi's sets; a length with no ``*.ref`` file under
-    ``root`` stops the run before any model is loaded."""
+def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, Callable[[], Any]]:
+    """One loader per named length of Choi's sets, and per length of ``spoken_lengths``
+    one of the same set written as a speech transcript (``spoken``); a length with no
+    ``*.ref`` file under ``root`` stops the run before any model is loaded."""
     present = {path.parent.name for path in root.rglob("*.ref")}
     sets: Dict[str, Callable[[], Any]] = {}
-    for length in (part.strip() for part in lengths.split(",") if part.strip()):
-        if length not in present:
-            raise SystemExit(f"no Choi documents of {length}-sentence pieces under {root}")
-        sets[f"Choi {length}"] = lambda length=length: choi_docs(root, length)
+    for form, suffix, names in ((str.strip, "", lengths), (spoken, SPOKEN, spoken_lengths)):
+        for length in (part.strip() for part in names.split(",") if part.strip()):
+            if length not in present:
+                raise SystemExit(f"no Choi documents of {length}-sentence pieces under {root}")
+            sets[f"Choi {length}{suffix}"] = lambda length=length, form=form: choi_docs(
+                root, length, form=form
+            )
     return sets
 
 
@@ -51,6 +55,12 @@ def main(argv: Any = None) -> int:
         default="3-11",
         help="comma-separated piece lengths of Choi's sets scored with --choi (folder names: "
         "3-11, 3-5, 6-8, 9-11, ...)",
+    )
+    parser.add_argument(
+        "--choi-spoken",
+        default="",
+        help="comma-separated piece lengths of Choi's sets also scored with --choi written as "
+        "a speech transcript: lower case, without punctuation (e.g. 3-11)",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
@@ -100,7 +110,9 @@ def main(argv: Any = None) -> int:
             penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
             drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
             threads=args.threads,
-            sets=None if args.choi is None else choi_sets(args.choi, args.choi_lengths),
+            sets=None
+            if args.choi is None
+            else choi_sets(args.choi, args.choi_lengths, args.choi_spoken),
             only=[name.strip() for name in args.sets.split(";") if name.strip()],
         )
     except UnknownSets as error:

@@ -473,3 +473,28 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     with pytest.raises(UnknownSets, match=r"\['c'\].*\['a', 'b'\]"):
         evaluate("tune", tmp_path / "x", sets={"a": never, "b": never}, only=["c"])
     assert not (tmp_path / "x.json").exists()
+
+
+def pieces(doc: Any) -> List[str]:
+    """The text of each reference segment of a ``TopicDocument``."""
+    ends = [*doc.starts[1:], len(doc.text)]
+    return [doc.text[a:b] for a, b in zip(doc.starts, ends, strict=True)]
+
+
+def test_spoken_pieces_are_the_wikitext_pieces_without_punctuation_or_capitals() -> None:
+    """The transcript set keeps every word of the punctuated pieces (lower case, its
+    marks at the ends dropped, WikiText's joins closed) and the same topic changes."""
+    import re
+
+    from paper.topic_eval import spoken, spoken_pieces_docs, wikipieces_docs
+
+    assert spoken('The 1 @,@ 000 @-@ year " war " ( of U.S. ) ended , didn \'t it ?') == (
+        "the 1,000-year war of u.s ended didn't it"
+    )
+    spoken_docs, written = spoken_pieces_docs("tune", 3), wikipieces_docs("tune", 3)
+    for doc, plain in zip(spoken_docs, written, strict=True):
+        assert doc.text == doc.text.lower() and not re.search(r"(^|\s)\W|\W(\s|$)", doc.text)
+        assert len(doc.starts) == len(plain.starts) == 10
+        for piece, original in zip(pieces(doc), pieces(plain), strict=True):
+            words = re.findall(r"[a-z0-9]+", original.lower())
+            assert re.findall(r"[a-z0-9]+", piece) == words

@@ -100,3 +100,12 @@ def test_choi_docs_reads_the_pieces_of_one_length(tmp_path: Any) -> None:
     lines = choi_docs(tmp_path, separator="\n")[0]
     # "The jury said ." (15) and "It ended ." (10), each with its line break, then 23 + 1
     assert lines.text.split("\n") == sentences and lines.starts == [0, 27, 51]
+    from paper.topic_eval import spoken
+
+    pieces[1].append("`` '' .")  # a line of marks alone is left out, not made a sentence
+    (tmp_path / "3/3-11/0.ref").write_text(
+        "".join("==========\n" + "".join(f"{line} \n" for line in p) for p in pieces), "utf8"
+    )
+    said = choi_docs(tmp_path, form=spoken)[1]
+    assert said.text == "the jury said it ended mantle hit a home run cook swore"
+    assert [said.text[s:].split()[0] for s in said.starts] == ["the", "mantle", "cook"]
