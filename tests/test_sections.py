@@ -81,7 +81,7 @@ def test_build_doc_refuses_sentences_that_do_not_align(minilm_nlp: Any) -> None:
 
 
 def test_choi_docs_reads_the_pieces_of_one_length(tmp_path: Any) -> None:
-    from paper.topic_eval import choi_docs
+    from paper.topic_eval import choi_docs, spoken
 
     pieces = [["The jury said .", "It ended ."], ["Mantle hit a home run ."], ["Cook swore ."]]
     body = "".join("==========\n" + "".join(f"{line} \n" for line in piece) for piece in pieces)
@@ -100,8 +100,6 @@ def test_choi_docs_reads_the_pieces_of_one_length(tmp_path: Any) -> None:
     lines = choi_docs(tmp_path, separator="\n")[0]
     # "The jury said ." (15) and "It ended ." (10), each with its line break, then 23 + 1
     assert lines.text.split("\n") == sentences and lines.starts == [0, 27, 51]
-    from paper.topic_eval import spoken
-
     pieces[1].append("`` '' .")  # a line of marks alone is left out, not made a sentence
     (tmp_path / "3/3-11/0.ref").write_text(
         "".join("==========\n" + "".join(f"{line} \n" for line in p) for p in pieces), "utf8"
