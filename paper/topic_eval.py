@@ -126,9 +126,16 @@ def article_sentences(half: str) -> List[List[str]]:
     return [a.sentences for a in split_articles(wikitext_half(half), load_splitter("punkt"))]
 
 
-def wikipieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
-    """Pieces of WikiText-2 articles only (clean, punctuated prose, one register)."""
-    return build(article_sentences(half), n_docs=n_docs, seed=5 if half == "tune" else 6)
+def wikipieces_docs(
+    half: str, n_docs: int, form: Optional[Callable[[str], str]] = None
+) -> List[TopicDocument]:
+    """Pieces of WikiText-2 articles only (clean, punctuated prose, one register), or
+    with every sentence as ``form`` writes it (``spoken``: as a speech transcript; a
+    sentence it leaves blank is left out)."""
+    texts = article_sentences(half)
+    if form is not None:
+        texts = [[t for t in map(form, sentences) if t] for sentences in texts]
+    return build(texts, n_docs=n_docs, seed=5 if half == "tune" else 6)
 
 
 # WikiText's joins inside a number or word (" @-@ ", " @,@ ", " @.@ ", and a clitic
@@ -148,13 +155,6 @@ def spoken(sentence: str) -> str:
 
 # the name of a set written as ``spoken`` writes it, after the set's own name
 SPOKEN = ", lowercase without punctuation"
-
-
-def spoken_pieces_docs(half: str, n_docs: int) -> List[TopicDocument]:
-    """``wikipieces_docs`` written as a speech transcript (``spoken``): no sentence
-    punctuation, no capitals."""
-    texts = [[t for t in (spoken(s) for s in a) if t] for a in article_sentences(half)]
-    return build(texts, n_docs=n_docs, seed=5 if half == "tune" else 6)
 
 
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
@@ -189,8 +189,8 @@ def choi_docs(
         for line in path.read_text(encoding="utf8", errors="replace").splitlines():
             if line.startswith(CHOI_SEPARATOR):
                 segments.append([])
-            elif form(line).strip():
-                segments[-1].append(form(line))
+            elif sentence := form(line).strip():
+                segments[-1].append(sentence)
         docs.append(join_segments([piece for piece in segments if piece], separator))
     return docs
 
@@ -406,7 +406,7 @@ def evaluate(
         if not tune:
             sets.update(
                 {
-                    f"WikiText pieces{SPOKEN}": lambda: spoken_pieces_docs(half, n_synthetic),
+                    f"WikiText pieces{SPOKEN}": lambda: wikipieces_docs(half, n_synthetic, spoken),
                     "Python docs pieces": lambda: pydocs.piece_docs(n_synthetic),
                     "Python docs sections": lambda: pydocs.section_docs(" "),
                     "Python docs sections, paragraphs": lambda: pydocs.section_docs("\n\n"),

@@ -486,12 +486,12 @@ def test_spoken_pieces_are_the_wikitext_pieces_without_punctuation_or_capitals()
     marks at the ends dropped, WikiText's joins closed) and the same topic changes."""
     import re
 
-    from paper.topic_eval import spoken, spoken_pieces_docs, wikipieces_docs
+    from paper.topic_eval import spoken, wikipieces_docs
 
     assert spoken('The 1 @,@ 000 @-@ year " war " ( of U.S. ) ended , didn \'t it ?') == (
         "the 1,000-year war of u.s ended didn't it"
     )
-    spoken_docs, written = spoken_pieces_docs("tune", 3), wikipieces_docs("tune", 3)
+    spoken_docs, written = wikipieces_docs("tune", 3, spoken), wikipieces_docs("tune", 3)
     for doc, plain in zip(spoken_docs, written, strict=True):
         assert doc.text == doc.text.lower() and not re.search(r"(^|\s)\W|\W(\s|$)", doc.text)
         assert len(doc.starts) == len(plain.starts) == 10

@@ -1190,9 +1190,8 @@ def test_paragraphs_of_one_sentence_are_sentences(
     """Where at least 4 in 5 paragraphs hold one sentence each, the partition's units are
     sentences (no ``paragraphs`` reach ``topics.segment``); paragraphs of two sentences
     stay the units."""
-    from spacy_attnseg.sentences import SENTENCE_LINES_SHARE, sentence_paragraphs
+    from spacy_attnseg.sentences import sentence_paragraphs
 
-    assert SENTENCE_LINES_SHARE == 0.8
     assert sentence_paragraphs([True] * 5)
     assert not sentence_paragraphs([True, True, True, True, False])  # 3 of 4 paragraphs
     assert sentence_paragraphs([True, True, True, True, True, False])  # 4 of 5
