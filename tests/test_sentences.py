@@ -352,6 +352,36 @@ def test_a_list_without_punctuation_keeps_one_sentence_a_line(default_nlp: Any) 
     assert len(list(default_nlp(text).sents)) == 12
 
 
+def test_a_start_inside_a_short_line_counts_for_its_line() -> None:
+    """A text whose line breaks start no sentence, but where the model starts one inside
+    a short line without punctuation before it: that start belongs at its line's start,
+    so the text has one sentence per line. A start after final punctuation does not
+    count, nor does one in hard-wrapped text; a list too narrow to have been wrapped is
+    not hard-wrapped."""
+    note = EN("Buy milk\nWalk the dog\nCall mom")
+    assert not hard_wrapped(note.text)
+    firsts = [0] + [t.i + 1 for t in note if t.text == "\n"]
+    predicted = numpy.zeros(len(note), dtype="int32")
+    predicted[[0, [t.i for t in note if t.text == "the"][0]]] = 1  # "Walk | the dog"
+    assert numpy.flatnonzero(lines_end_sentences(note, predicted)).tolist() == firsts
+    marked = EN("buy milk\nemail Sarah. Then call\nwalk the dog")
+    predicted = numpy.zeros(len(marked), dtype="int32")
+    predicted[[0, [t.i for t in marked if t.text == "Then"][0]]] = 1
+    assert lines_end_sentences(marked, predicted).tolist() == predicted.tolist()
+    wrapped = EN(textwrap.fill(" ".join(["it rained and we left"] * 8), 24))
+    assert hard_wrapped(wrapped.text)
+    predicted = numpy.zeros(len(wrapped), dtype="int32")
+    predicted[[0, [t.i for t in wrapped if t.text == "we" and not t.nbor(-1).is_space][1]]] = 1
+    assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
+
+
+def test_a_short_list_without_punctuation(default_nlp: Any) -> None:
+    """The default pipeline on a list of three short items without punctuation, where
+    the model alone starts a sentence inside the second (``"Walk | the dog"``)."""
+    doc = default_nlp("Buy milk\nWalk the dog\nCall mom")
+    assert [s.text.strip() for s in doc.sents] == ["Buy milk", "Walk the dog", "Call mom"]
+
+
 @pytest.mark.parametrize(
     "items",
     [
