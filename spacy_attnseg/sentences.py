@@ -265,7 +265,8 @@ BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
 
 def hard_wrapped(text: str) -> bool:
     """Whether ``text`` has its lines cut at a width (``WRAPPED_FIT_SHARE``), as
-    ``textwrap.fill``, e-mail and many plain-text files do."""
+    ``textwrap.fill``, e-mail and many plain-text files do; never where that width is
+    under ``MIN_WRAP_WIDTH`` characters."""
     paragraphs = [[line.strip() for line in LINE_BREAK.split(p)] for p in BLANK_LINE.split(text)]
     pairs = [(a, b) for lines in paragraphs for a, b in itertools.pairwise(lines) if a and b]
     if not pairs:

@@ -370,8 +370,11 @@ def test_a_start_inside_a_short_line_counts_for_its_line() -> None:
     assert lines_end_sentences(marked, predicted).tolist() == predicted.tolist()
     wrapped = EN(textwrap.fill(" ".join(["it rained and we left"] * 8), 24))
     assert hard_wrapped(wrapped.text)
+    inside = [t.i for t in wrapped if t.text == "we" and not t.nbor(-1).is_space]
+    breaks = [t.i + 1 for t in wrapped if t.text == "\n"]
+    assert len(inside) == len(breaks) + 1  # one in every line: credited, every line would start
     predicted = numpy.zeros(len(wrapped), dtype="int32")
-    predicted[[0, [t.i for t in wrapped if t.text == "we" and not t.nbor(-1).is_space][1]]] = 1
+    predicted[[0, *inside]] = 1
     assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
 
 
