@@ -15,6 +15,7 @@ per line, ``lines_end_sentences``) is applied after the sweepable part; it chang
 nothing in text without line breaks, such as the CoNLL-U documents calibration reads.
 """
 
+import bisect
 import itertools
 import re
 from dataclasses import dataclass
@@ -625,11 +626,82 @@ def line_rules(
 ) -> numpy.ndarray:
     """The rules that come after the starts are placed (``layout_starts`` and
     ``decide_starts``): with ``paragraph_breaks``, ``lines_end_sentences`` and
-    ``list_lines_start_sentences``; then ``join_list_markers``."""
+    ``list_lines_start_sentences``; then ``join_list_markers``; then, with
+    ``paragraph_breaks``, ``blocks_hold_one``."""
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
-    return join_list_markers(doc, starts, classes)
+    starts = join_list_markers(doc, starts, classes)
+    return blocks_hold_one(doc, starts, classes) if paragraph_breaks else starts
+
+
+# A Markdown heading's line ("## Title", after at most three spaces)
+HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S.*$", re.MULTILINE)
+# A Markdown table's row: a line that opens with "|" (after at most three spaces); its
+# delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
+TABLE_ROW = re.compile(r"^[ \t]{0,3}\|.*$", re.MULTILINE)
+TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
+
+
+def text_blocks(text: str) -> List[Tuple[int, int]]:
+    """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
+    each, whatever their punctuation: a fenced code block (from the line that opens it
+    to the end of the line that closes it, or to the end of the text), a Markdown
+    heading line (``HEADING_LINE``) and a Markdown table (a run of two or more
+    ``TABLE_ROW`` lines, one of them its delimiter row), both outside code. Sorted,
+    disjoint."""
+    blocks: List[Tuple[int, int]] = []
+    fences = [m.start() for m in FENCE.finditer(text)]
+    for k in range(0, len(fences), 2):
+        if k + 1 < len(fences):
+            close = text.find("\n", fences[k + 1])
+            blocks.append((fences[k], len(text) if close < 0 else close))
+        else:
+            blocks.append((fences[k], len(text)))
+    code_starts = [a for a, _ in blocks]
+
+    def in_fence(offset: int) -> bool:
+        k = bisect.bisect_right(code_starts, offset) - 1
+        return k >= 0 and offset < blocks[k][1]
+
+    blocks += [(m.start(), m.end()) for m in HEADING_LINE.finditer(text) if not in_fence(m.start())]
+    rows: List[Tuple[int, int]] = []
+    for m in TABLE_ROW.finditer(text):
+        if rows and text[rows[-1][1] : m.start()] == "\n":
+            rows[-1] = (rows[-1][0], m.end())  # the next row of the same run
+        else:
+            rows.append((m.start(), m.end()))
+    for start, end in rows:
+        lines = text[start:end].split("\n")
+        if len(lines) >= 2 and not in_fence(start) and any(map(TABLE_DELIMITER.fullmatch, lines)):
+            blocks.append((start, end))
+    return sorted(blocks)
+
+
+def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) where each of the text's
+    ``text_blocks`` (a fenced code block, a Markdown table) is one sentence: its first
+    token starts one, so does the first token after it, and none inside it does (a start
+    the model puts inside falls between the words of a code line or the cells of a
+    row). A sentence longer than a chunk may hold is cut at its line starts
+    (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    blocks = text_blocks(doc.text)
+    if not blocks:
+        return out
+    idx = numpy.array([t.idx for t in doc], dtype="int64")
+    text_tokens = ~classes.space
+    for a, b in blocks:
+        first, last = numpy.searchsorted(idx, a), numpy.searchsorted(idx, b)
+        inside = numpy.flatnonzero(text_tokens[first:last]) + first
+        if not len(inside):
+            continue
+        out[inside] = 0
+        out[inside[0]] = 1
+        after = numpy.flatnonzero(text_tokens[last:]) + last
+        if len(after) and not classes.continues[after[0]]:
+            out[after[0]] = 1
+    return out
 
 
 # a list marker: perhaps a bullet, then a number of up to three digits, one letter or a

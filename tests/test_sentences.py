@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     PLAIN_HEADING,
+    blocks_hold_one,
     candidate_mask,
     decide_starts,
     decision_targets,
@@ -32,6 +33,8 @@ from spacy_attnseg.sentences import (
     sentence_scores,
     sentence_starts,
     sentence_texts,
+    text_blocks,
+    token_classes,
     unmarked_starts,
     validate_candidates,
 )
@@ -376,6 +379,80 @@ def test_a_start_inside_a_short_line_counts_for_its_line() -> None:
     predicted = numpy.zeros(len(wrapped), dtype="int32")
     predicted[[0, *inside]] = 1
     assert lines_end_sentences(wrapped, predicted).tolist() == predicted.tolist()
+
+
+MARKDOWN = (
+    "Intro text here. Run it:\n\n"
+    "```bash\npython -m tool run. Then more\nls -la\n```\n\n"
+    "After the code. ## not a heading\n\n"
+    "## Usage notes and more\n\n"
+    "| a | b |\n|---|:---:|\n| one. Two | three |\n\n"
+    "| no | delimiter |\n| so | prose |\n\n"
+    "```\n| a | b |\n|---|---|\n"  # a fence that never closes, a table inside it
+)
+
+
+def test_text_blocks() -> None:
+    """Fenced code (to its closing fence, or to the end), Markdown heading lines and
+    Markdown tables (with a delimiter row, outside code) are blocks; a ``##`` inside a
+    line and rows without a delimiter row are not."""
+    got = [MARKDOWN[a:b] for a, b in text_blocks(MARKDOWN)]
+    assert got == [
+        "```bash\npython -m tool run. Then more\nls -la\n```",
+        "## Usage notes and more",
+        "| a | b |\n|---|:---:|\n| one. Two | three |",
+        "```\n| a | b |\n|---|---|\n",
+    ]
+    assert text_blocks("Plain prose. With | a bar and ## marks.") == []
+
+
+def test_blocks_hold_one_sentence() -> None:
+    """With a start predicted on every token, each block keeps only the start on its
+    first token, and the first token after it starts a sentence."""
+    doc = EN(MARKDOWN)
+    predicted = numpy.ones(len(doc), dtype="int32")
+    got = blocks_hold_one(doc, predicted, token_classes(doc))
+    for a, b in text_blocks(doc.text):
+        inside = [t.i for t in doc if a <= t.idx < b and not t.is_space]
+        assert got[inside[0]] == 1 and not got[inside[1:]].any()
+        after = [t.i for t in doc if t.idx >= b and not t.is_space]
+        assert not after or got[after[0]] == 1
+    outside = [t.i for t in doc if not any(a <= t.idx < b for a, b in text_blocks(doc.text))]
+    assert got[outside].tolist() == predicted[outside].tolist()
+    # the token after a block keeps with it where it closes the block's sentence
+    closed = EN("| a | b |\n|---|---|\n| c | d |\n)")
+    got = blocks_hold_one(closed, numpy.zeros(len(closed), dtype="int32"), token_classes(closed))
+    assert numpy.flatnonzero(got).tolist() == [0]
+
+
+def test_markdown_blocks_are_sentences_and_long_ones_chunk_at_rows(default_nlp: Any) -> None:
+    """The default pipeline on a Markdown page: a code block, a heading line and a
+    table are one sentence each; a table longer than ``max_tokens`` is chunked at its
+    row starts, and the chunks join to the text."""
+    from spacy_attnseg import load_pipeline
+    from spacy_attnseg.records import chunks
+
+    rows = "\n".join(f"| item {i} | the valve was checked. Then it was closed |" for i in range(30))
+    text = (
+        "## Checking the valves\n\nEach valve is checked once a week. The results go in "
+        "a table.\n\n| item | result |\n|---|---|\n" + rows + "\n\n"
+        "```python\nfor valve in valves: check(valve). log(valve)\nprint('done')\n```\n\n"
+        "The table is kept for a year."
+    )
+    doc = default_nlp(text)
+    sents = [s.text.strip() for s in doc.sents]
+    assert "## Checking the valves" in sents
+    assert [s for s in sents if s.startswith("| item |")] == [
+        text[text.index("| item |") : text.index(rows) + len(rows)]
+    ]
+    assert [s for s in sents if s.startswith("```")][0].endswith("print('done')\n```")
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    records = list(chunks(nlp, [text]))
+    assert "".join(r["text"] for r in records) == text
+    assert all(r["n_tokens"] <= 64 for r in records)
+    table = (text.index("| item |"), text.index(rows) + len(rows))
+    starts = [r["start"] for r in records if table[0] < r["start"] < table[1]]
+    assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
 
 
 def test_a_short_list_without_punctuation(default_nlp: Any) -> None:
