@@ -680,27 +680,27 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
 
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) where each of the text's
-    ``text_blocks`` (a fenced code block, a Markdown table) is one sentence: its first
-    token starts one, so does the first token after it, and none inside it does (a start
-    the model puts inside falls between the words of a code line or the cells of a
-    row). A sentence longer than a chunk may hold is cut at its line starts
-    (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
+    ``text_blocks`` (a fenced code block, a Markdown heading line or table) is one
+    sentence: its first token starts one, none inside it does (a start the model puts
+    inside falls between the words of a code line or the cells of a row, or after a
+    heading's ``##``), and the first token after it does unless it continues the
+    block's sentence (``TokenClasses.continues``: a closing mark). A sentence longer
+    than a chunk may hold is cut at its line starts (``topics.split_tokens``). Returns
+    a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     blocks = text_blocks(doc.text)
     if not blocks:
         return out
-    idx = numpy.array([t.idx for t in doc], dtype="int64")
-    text_tokens = ~classes.space
+    words = numpy.flatnonzero(~classes.space)  # the tokens with text, in order
+    chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
     for a, b in blocks:
-        first, last = numpy.searchsorted(idx, a), numpy.searchsorted(idx, b)
-        inside = numpy.flatnonzero(text_tokens[first:last]) + first
-        if not len(inside):
+        first, last = numpy.searchsorted(chars, [a, b])
+        if first == last:
             continue
-        out[inside] = 0
-        out[inside[0]] = 1
-        after = numpy.flatnonzero(text_tokens[last:]) + last
-        if len(after) and not classes.continues[after[0]]:
-            out[after[0]] = 1
+        out[words[first:last]] = 0
+        out[words[first]] = 1
+        if last < len(words) and not classes.continues[words[last]]:
+            out[words[last]] = 1
     return out
 
 
