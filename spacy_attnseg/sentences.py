@@ -15,7 +15,6 @@ per line, ``lines_end_sentences``) is applied after the sweepable part; it chang
 nothing in text without line breaks, such as the CoNLL-U documents calibration reads.
 """
 
-import bisect
 import itertools
 import re
 from dataclasses import dataclass
@@ -635,8 +634,8 @@ def line_rules(
     return blocks_hold_one(doc, starts, classes) if paragraph_breaks else starts
 
 
-# A Markdown heading's line ("## Title", after at most three spaces)
-HEADING_LINE = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+\S.*$", re.MULTILINE)
+# A Markdown heading's line: ``HEADING_MARK`` after at most three spaces
+HEADING_LINE = re.compile(r"^[ \t]{0,3}" + HEADING_MARK.pattern + ".*$", re.MULTILINE)
 # A Markdown table's row: a line that opens with "|" (after at most three spaces); its
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
 TABLE_ROW = re.compile(r"^[ \t]{0,3}\|.*$", re.MULTILINE)
@@ -658,24 +657,23 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
             blocks.append((fences[k], len(text) if close < 0 else close))
         else:
             blocks.append((fences[k], len(text)))
-    code_starts = [a for a, _ in blocks]
-
-    def in_fence(offset: int) -> bool:
-        k = bisect.bisect_right(code_starts, offset) - 1
-        return k >= 0 and offset < blocks[k][1]
-
-    blocks += [(m.start(), m.end()) for m in HEADING_LINE.finditer(text) if not in_fence(m.start())]
+    headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     rows: List[Tuple[int, int]] = []
     for m in TABLE_ROW.finditer(text):
         if rows and text[rows[-1][1] : m.start()] == "\n":
             rows[-1] = (rows[-1][0], m.end())  # the next row of the same run
         else:
             rows.append((m.start(), m.end()))
-    for start, end in rows:
-        lines = text[start:end].split("\n")
-        if len(lines) >= 2 and not in_fence(start) and any(map(TABLE_DELIMITER.fullmatch, lines)):
-            blocks.append((start, end))
-    return sorted(blocks)
+    tables = [
+        (start, end)
+        for start, end in rows
+        if "\n" in text[start:end]
+        and any(map(TABLE_DELIMITER.fullmatch, text[start:end].split("\n")))
+    ]
+    found = headings + tables
+    code = in_code(text, sorted(start for start, _ in found))
+    outside = [span for span, in_block in zip(sorted(found), code, strict=True) if not in_block]
+    return sorted(blocks + outside)
 
 
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
