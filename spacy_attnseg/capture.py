@@ -9,7 +9,11 @@ which drops hooks). The hooks compute, on the model's own device:
   non-special wordpieces; special and padding columns zeroed), from the query and key
   projections the model computes anyway, so the model keeps its fast attention kernel;
 * the concatenated head outputs ``softmax(QK^T/sqrt(d))V`` of chosen layers (the input of
-  the attention output projection).
+  the attention output projection);
+* the input hidden state, queries, keys and values of chosen layers, from which a
+  component computes that layer's attention again with a mask of its own
+  (``attnseg_local``: the segmenter's attention within each sentence, ``topics.
+  local_attention``).
 
 A forward hook on the model adds them to the returned ``ModelOutput``, so that
 ``FullTransformerBatch.split_by_doc`` slices them per Doc into ``doc._.trf_data``:
@@ -22,7 +26,12 @@ A forward hook on the model adds them to the returned ``ModelOutput``, so that
 * ``attnseg_hidden``: ``(n_windows, L, hidden)``, the sum of the hidden states that the
   captured layers output (one array whatever the number of layers, so the memory kept
   per Doc is that of one layer);
-* ``attnseg_hidden_layers``: ``(n_windows, n_layers_captured)`` int32.
+* ``attnseg_hidden_layers``: ``(n_windows, n_layers_captured)`` int32;
+* ``attnseg_local``: per captured layer, four ``(n_windows, L, hidden)`` arrays (the
+  layer's input hidden state, queries, keys and values, ``LOCAL_PARTS``) and, for a
+  family with a relative position bias (MPNet), two ``(n_windows, n_heads, L)`` arrays:
+  the bias at key offsets ``0, 1, ...`` after the query and ``0, 1, ...`` before it;
+* ``attnseg_local_layers``: ``(n_windows, n_layers_captured)`` int32.
 
 Several components may request captures from the same transformer; the hooks compute
 the union of their requests.
@@ -59,9 +68,31 @@ CONTEXT = "attnseg_context"
 CONTEXT_LAYERS = "attnseg_context_layers"
 HIDDEN = "attnseg_hidden"
 HIDDEN_LAYERS = "attnseg_hidden_layers"
-OUTPUT_KEYS = (COLSUMS, COLSUM_HEADS, CONTEXT, CONTEXT_LAYERS, HIDDEN, HIDDEN_LAYERS)
+LOCAL = "attnseg_local"
+LOCAL_LAYERS = "attnseg_local_layers"
+#: What ``attnseg_local`` holds per layer, in order (then the two position bias arrays,
+#: ``BIAS_PARTS``, for a family that has one).
+LOCAL_PARTS = ("input", "query", "key", "value")
+BIAS_PARTS = ("bias_after", "bias_before")
+OUTPUT_KEYS = (
+    COLSUMS,
+    COLSUM_HEADS,
+    CONTEXT,
+    CONTEXT_LAYERS,
+    HIDDEN,
+    HIDDEN_LAYERS,
+    LOCAL,
+    LOCAL_LAYERS,
+)
+#: The name of a layer's input hidden state where a family passes it by keyword.
+LAYER_INPUT = ("hidden_states", "hidden_state", "x")
 #: The outputs that are read, and released, together.
-CAPTURED_GROUPS = ((COLSUMS, COLSUM_HEADS), (CONTEXT, CONTEXT_LAYERS), (HIDDEN, HIDDEN_LAYERS))
+CAPTURED_GROUPS = (
+    (COLSUMS, COLSUM_HEADS),
+    (CONTEXT, CONTEXT_LAYERS),
+    (HIDDEN, HIDDEN_LAYERS),
+    (LOCAL, LOCAL_LAYERS),
+)
 #: The windows of one chunk: a slice of the batch, or their indices in it.
 Rows = Union[slice, torch.Tensor]
 
@@ -76,6 +107,8 @@ class CaptureRequest:
     ``hidden_layers``: layers whose output hidden states it reads (``None``: all layers);
     ``hidden_last``: also the output hidden states of the last ``hidden_last`` layers
     (all of them in a model with fewer layers);
+    ``local_layers``: layers whose input hidden state, queries and keys and values it
+    reads (``attnseg_local``);
     ``on_device``: it computes with the captured arrays on the model's device
     (``attn_head_pairs``' similarity matrices). Otherwise, on a GPU, each captured array
     is copied to the CPU once per batch, where the components pool it Doc by Doc.
@@ -87,6 +120,7 @@ class CaptureRequest:
     context_layers: Optional[Tuple[int, ...]] = ()
     hidden_layers: Optional[Tuple[int, ...]] = ()
     hidden_last: int = 0
+    local_layers: Tuple[int, ...] = ()
     on_device: bool = False
 
     def reads(self, keys: Sequence[str]) -> bool:
@@ -99,6 +133,7 @@ class CaptureRequest:
             (colsums and wanted & {COLSUMS, COLSUM_HEADS})
             or (context and wanted & {CONTEXT, CONTEXT_LAYERS})
             or (hidden and wanted & {HIDDEN, HIDDEN_LAYERS})
+            or (self.local_layers and wanted & {LOCAL, LOCAL_LAYERS})
         )
 
     def resolve(self, n_layers: int, n_heads: int) -> "Resolved":
@@ -111,10 +146,12 @@ class CaptureRequest:
         hidden = list(range(n_layers) if self.hidden_layers is None else self.hidden_layers)
         hidden += list(range(max(0, n_layers - self.hidden_last), n_layers))
         hidden_pairs = check_layers_heads([(l_, 0) for l_ in hidden], n_layers, n_heads)
+        local_pairs = check_layers_heads([(l_, 0) for l_ in self.local_layers], n_layers, n_heads)
         return Resolved(
             frozenset(pairs),
             frozenset(layer for layer, _ in context_pairs),
             frozenset(layer for layer, _ in hidden_pairs),
+            frozenset(layer for layer, _ in local_pairs),
             self.on_device,
         )
 
@@ -126,6 +163,7 @@ class Resolved:
     colsum_heads: FrozenSet[Tuple[int, int]] = frozenset()
     context_layers: FrozenSet[int] = frozenset()
     hidden_layers: FrozenSet[int] = frozenset()
+    local_layers: FrozenSet[int] = frozenset()
     on_device: bool = False
 
     def __or__(self, other: "Resolved") -> "Resolved":
@@ -133,6 +171,7 @@ class Resolved:
             self.colsum_heads | other.colsum_heads,
             self.context_layers | other.context_layers,
             self.hidden_layers | other.hidden_layers,
+            self.local_layers | other.local_layers,
             self.on_device or other.on_device,
         )
 
@@ -196,8 +235,16 @@ class _PassState:
     # at the last captured layer)
     hidden_sum: Optional[torch.Tensor] = None
     hidden_layers: Set[int] = field(default_factory=set)
+    # (layer, part of LOCAL_PARTS or BIAS_PARTS): the batch's captured array
+    local: Dict[Tuple[int, str], torch.Tensor] = field(default_factory=dict)
     # (heads, L, L): the chunk's relative position bias (MPNet), added to every layer
     position_bias: Optional[torch.Tensor] = None
+
+    def chunk_rows(self) -> int:
+        """The number of windows in the chunk."""
+        if isinstance(self.rows, slice):
+            return len(range(self.n_rows)[self.rows])
+        return int(self.rows.shape[0])
 
     def chunk_of(self, per_window: torch.Tensor) -> torch.Tensor:
         """The chunk's part of a ``(n_rows, width)`` array of the batch."""
@@ -330,7 +377,8 @@ class AttentionCapture:
         family = check_capturable(hf_model, request) or get_family(hf_model)
         if family is not None:
             modules = family.layers(hf_model)
-            if family.position_bias is not None and colsum_layers:
+            local_layers = sorted(request.local_layers)
+            if family.position_bias is not None and (colsum_layers or local_layers):
                 handles.append(
                     family.position_bias(hf_model).register_forward_hook(self._hook_position_bias)
                 )
@@ -349,6 +397,14 @@ class AttentionCapture:
                 last = layer == max(request.hidden_layers)
                 hook = self._hook_hidden(layer, family.hidden_state, last=last)
                 handles.append(modules[layer].block.register_forward_hook(hook))
+            for layer in local_layers:
+                block = modules[layer].block
+                handles.append(
+                    block.register_forward_pre_hook(self._hook_layer_input(layer), with_kwargs=True)
+                )
+                for part in LOCAL_PARTS[1:]:
+                    module = getattr(modules[layer], part)
+                    handles.append(module.register_forward_hook(self._hook_local(layer, part)))
         if family is not None:
             hf_model.forward = _ChunkedForward(hf_model, self)
             self._chunked = hf_model
@@ -391,12 +447,42 @@ class AttentionCapture:
 
     def _hook_position_bias(self, module: Any, args: Tuple, output: torch.Tensor) -> None:
         # (L, L, heads) -> (heads, L, L), as the scores are laid out
-        self._state.position_bias = output.detach().permute(2, 0, 1).float()
+        state = self._state
+        bias = output.detach().permute(2, 0, 1).float()
+        state.position_bias = bias
+        if self._installed_request is None:
+            return
+        # the bias depends only on the key's offset from the query: its first row holds
+        # the offsets 0, 1, ... after the query, its first column those before it
+        n_rows = state.chunk_rows()
+        for layer in self._installed_request.local_layers:
+            for part, values in zip(BIAS_PARTS, (bias[:, 0, :], bias[:, :, 0]), strict=True):
+                rows = values[None].expand(n_rows, -1, -1)
+                state.fill(state.local, (layer, part), rows, length_dims=(2,))
 
     def _hook_context(self, layer: int) -> Callable:
         def hook(module: Any, args: Tuple) -> None:
             state = self._state
             state.fill(state.context, layer, args[0].detach(), length_dims=(1,))
+
+        return hook
+
+    def _hook_layer_input(self, layer: int) -> Callable:
+        def hook(module: Any, args: Tuple, kwargs: Dict[str, Any]) -> None:
+            state = self._state
+            if state.attention_mask is None:  # the module called outside a pass
+                return
+            hidden = args[0] if args else next(kwargs[k] for k in LAYER_INPUT if k in kwargs)
+            state.fill(state.local, (layer, "input"), hidden.detach(), length_dims=(1,))
+
+        return hook
+
+    def _hook_local(self, layer: int, part: str) -> Callable:
+        def hook(module: Any, args: Tuple, output: torch.Tensor) -> None:
+            state = self._state
+            if state.attention_mask is None:  # the module called outside a pass
+                return
+            state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
 
         return hook
 
@@ -469,6 +555,14 @@ class AttentionCapture:
             layers = sorted(state.hidden_layers)
             index = torch.tensor(layers, dtype=torch.int32, device=hidden.device)
             output[HIDDEN_LAYERS] = index[None].expand(batch, -1).contiguous()
+        if state.local:
+            layers = sorted({layer for layer, _ in state.local})
+            parts = LOCAL_PARTS + (BIAS_PARTS if (layers[0], BIAS_PARTS[0]) in state.local else ())
+            tensors = tuple(place(state.local.pop((layer, p))) for layer in layers for p in parts)
+            batch = tensors[0].shape[0]
+            output[LOCAL] = tensors
+            index = torch.tensor(layers, dtype=torch.int32, device=tensors[0].device)
+            output[LOCAL_LAYERS] = index[None].expand(batch, -1).contiguous()
 
 
 def _placement(request: Resolved) -> Callable[[torch.Tensor], torch.Tensor]:

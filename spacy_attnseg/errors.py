@@ -232,6 +232,12 @@ class Errors:
         "default is {default})."
     )
 
+    E124 = (
+        "[E124] Unknown `segment_vectors` '{value}': use one of {allowed}. 'local' (the "
+        "default) reads the last layer's attention again within each sentence; 'hidden' "
+        "sums the hidden states of the last `segment_layers` layers."
+    )
+
     E123 = (
         "[E123] Cannot write to --output {path} ({reason}): --output saves spaCy DocBins, "
         "to a .spacy file or to a directory. For JSON lines, leave --output out and "

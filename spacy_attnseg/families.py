@@ -1,8 +1,8 @@
 """The one place that knows the module names of supported transformer families.
 
-Capture hooks need three things of every attention layer: the Linear module that
-computes the queries, the one that computes the keys, and the module whose input is the
-concatenation of the heads' outputs (before the output projection). Families whose
+Capture hooks need four things of every attention layer: the Linear modules that
+compute the queries, the keys and the values, and the module whose input is the
+concatenation of the heads' outputs (the output projection, a Linear). Families whose
 attention score is the scaled dot product ``QK^T / sqrt(d)``, plus for MPNet a relative
 position bias shared by all layers, are listed here.
 """
@@ -19,6 +19,7 @@ class AttentionModules:
 
     query: torch.nn.Module
     key: torch.nn.Module
+    value: torch.nn.Module
     output: torch.nn.Module
     block: torch.nn.Module  # the whole transformer layer; its output is the hidden state
 
@@ -50,6 +51,7 @@ def _bert_like(model: Any) -> List[AttentionModules]:
         AttentionModules(
             query=layer.attention.self.query,
             key=layer.attention.self.key,
+            value=layer.attention.self.value,
             output=layer.attention.output.dense,
             block=layer,
         )
@@ -62,6 +64,7 @@ def _distilbert(model: Any) -> List[AttentionModules]:
         AttentionModules(
             query=layer.attention.q_lin,
             key=layer.attention.k_lin,
+            value=layer.attention.v_lin,
             output=layer.attention.out_lin,
             block=layer,
         )
@@ -74,6 +77,7 @@ def _mpnet(model: Any) -> List[AttentionModules]:
         AttentionModules(
             query=layer.attention.attn.q,
             key=layer.attention.attn.k,
+            value=layer.attention.attn.v,
             output=layer.attention.attn.o,
             block=layer,
         )

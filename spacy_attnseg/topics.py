@@ -62,11 +62,15 @@ from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
+#: What a sentence's vector is made of: "local", the last layer's attention computed
+#: again within each sentence (``spacy_attnseg.local``); "hidden", the sum of the hidden
+#: states of the last ``segment_layers`` layers.
+VECTORS = ("local", "hidden")
 # chosen on the tuning halves (configs/minilm.cfg): the boundary penalty between
 # sentences, and where the units are paragraphs (a text with paragraph breaks); the
 # credit of a long run (``length_credit``)
 PENALTY = 0.45
-PARAGRAPH_PENALTY = 0.55
+PARAGRAPH_PENALTY = 0.5
 DRIFT = 0.03
 
 

@@ -24,6 +24,7 @@ from spacy_attnseg.capture import (
     CONTEXT,
     CONTEXT_LAYERS,
     HIDDEN,
+    LOCAL,
     AttentionCapture,
     CaptureRequest,
     _fill_rows,
@@ -81,11 +82,13 @@ def reference_attention(
     *,
     modules: Optional[Tuple[Any, Any, Any]] = None,
     bias: Optional[numpy.ndarray] = None,
+    allowed: Optional[numpy.ndarray] = None,
 ) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """softmax(QK^T/sqrt(d) + bias) with padding keys masked, and softmax(...)V, in
     float64, from the layer input ``hidden`` (n_windows, L, H) and the query/key/value
     Linear modules (``modules``, default the BERT self-attention ``attn``'s); ``bias``
-    (heads, L, L) is added to every window's scores (MPNet)."""
+    (heads, L, L) is added to every window's scores (MPNet); ``allowed`` (n_windows, L,
+    L), where given, masks the keys each query may not attend to as well."""
     h = hidden.astype("float64")
     batch, length, width = h.shape
     d = width // n_heads
@@ -98,7 +101,10 @@ def reference_attention(
     scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
     if bias is not None:
         scores = scores + bias[None]
-    scores = numpy.where(attention_mask[:, None, None, :] > 0, scores, -numpy.inf)
+    keys = numpy.broadcast_to(attention_mask[:, None, :] > 0, (batch, length, length))
+    if allowed is not None:
+        keys = keys & allowed
+    scores = numpy.where(keys[:, None], scores, -numpy.inf)
     scores -= scores.max(axis=-1, keepdims=True)
     probs = numpy.exp(scores)
     probs /= probs.sum(axis=-1, keepdims=True)
@@ -461,6 +467,8 @@ def _outputs(doc: Any) -> Dict[str, numpy.ndarray]:
     }
     for k, array in enumerate(output[CONTEXT]):
         found[f"context_{k}"] = numpy.asarray(array)
+    for k, array in enumerate(output[LOCAL]):
+        found[f"local_{k}"] = numpy.asarray(array)
     return found
 
 
@@ -518,6 +526,9 @@ def test_windows_run_in_chunks_of_their_own_length(
     for a, b in zip(chunked_docs, whole_docs, strict=True):
         assert [t.is_sent_start for t in a] == [t.is_sent_start for t in b]
         assert a._.separator_scores == pytest.approx(b._.separator_scores, abs=1e-5)
+        assert [s.start for s in a.spans["attn_segments"]] == [
+            s.start for s in b.spans["attn_segments"]
+        ]
 
 
 def test_windows_padded_at_the_front_run_in_the_batchs_order(
@@ -658,13 +669,14 @@ def test_captured_arrays_go_to_the_cpu_unless_a_consumer_computes_on_the_device(
     try:
         docs = list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=4))
         n_windows = sum(doc._.trf_data.wordpieces.input_ids.shape[0] for doc in docs)
-        # the column sums, the two context layers and the hidden state, once each
-        assert len(placed) == 4
+        # the column sums, the two context layers, the hidden state and the segmenter's
+        # four arrays of the last layer (input, queries, keys, values), once each
+        assert len(placed) == 8
         assert all(not on_device and shape[0] == n_windows for on_device, shape in placed)
         placed.clear()
         cap.request("test_device", CaptureRequest(context_layers=(1,), on_device=True))
         list(trf.pipe([minilm_nlp.make_doc(t) for t in texts], batch_size=4))
-        assert len(placed) == 4 and all(on_device for on_device, _ in placed)
+        assert len(placed) == 8 and all(on_device for on_device, _ in placed)
     finally:
         cap.withdraw("test_host")
         cap.withdraw("test_device")

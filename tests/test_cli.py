@@ -360,9 +360,9 @@ def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -
 
 def test_chunk_penalty_prices_boundaries_between_paragraphs_too(tmp_path: Any) -> None:
     """--penalty sets the cost of every boundary, between paragraphs as between
-    sentences: a low one cuts a text with paragraph breaks at every paragraph, which the
-    shipped paragraph_penalty keeps together as one topic (farm animals), and 0 is E020
-    (a boundary's score is measured in penalties)."""
+    sentences: a low one cuts a text with paragraph breaks at every paragraph, a high one
+    keeps it together as one topic (farm animals), and 0 is E020 (a boundary's score is
+    measured in penalties)."""
     paragraphs = [
         "The horse sleeps in the barn at night. It eats hay every morning.",
         "Our cows graze on the hill behind the farm. They give milk twice a day.",
@@ -373,12 +373,12 @@ def test_chunk_penalty_prices_boundaries_between_paragraphs_too(tmp_path: Any) -
     page = tmp_path / "farm.txt"
     page.write_text("\n\n".join(paragraphs) + "\n", encoding="utf8")
     chunks = {}
-    for penalty in ("0.05", None):
-        args = ["chunk", str(page), "--max-tokens", "0", "-q"]
-        result = run_cli(args + (["--penalty", penalty] if penalty else []))
+    for penalty in ("0.05", "5"):
+        args = ["chunk", str(page), "--max-tokens", "0", "-q", "--penalty", penalty]
+        result = run_cli(args)
         assert result.returncode == 0, result.stderr[-3000:]
         chunks[penalty] = [json.loads(line)["text"].strip() for line in result.stdout.splitlines()]
     assert chunks["0.05"] == paragraphs
-    assert len(chunks[None]) < len(paragraphs)
+    assert chunks["5"] == ["\n\n".join(paragraphs)]
     zero = run_cli(["chunk", str(page), "--penalty", "0"])
     assert zero.returncode != 0 and "[E020] Invalid `segment_penalty` 0.0" in squash(zero.stderr)

@@ -25,16 +25,9 @@ from transformers import AutoModel, BertTokenizerFast
 from spacy_attnseg.capture import COLSUMS, CONTEXT, CONTEXT_LAYERS, CaptureRequest
 
 
-def mpnet_reference(model: Any, inputs: dict, layer: int) -> tuple:
-    """MPNet's attention of ``layer`` written out in float64 from its weights: the
-    relative position buckets (T5-style, 32 buckets, distance 128), the bias, the masked
-    softmax and the head outputs ``softmax(QK^T/sqrt(d) + bias) V``."""
-    with torch.no_grad():
-        out = model(**inputs, output_hidden_states=True)
-    hidden = out.hidden_states[layer].double().numpy()
-    length = hidden.shape[1]
-    n_heads = model.config.num_attention_heads
-    attn = model.encoder.layer[layer].attention.attn
+def mpnet_bias(model: Any, length: int) -> numpy.ndarray:
+    """MPNet's relative position bias ``(heads, L, L)`` written out in float64 from its
+    weights: the relative position buckets (T5-style, 32 buckets, distance 128)."""
     # bucket of memory j for query i (relative position j - i), as in the MPNet paper
     buckets = numpy.zeros((length, length), dtype="int64")
     half, exact = 16, 8
@@ -50,14 +43,25 @@ def mpnet_reference(model: Any, inputs: dict, layer: int) -> tuple:
                 bucket += min(large, half - 1)
             buckets[i, j] = bucket
     table = model.encoder.relative_attention_bias.weight.detach().double().numpy()
-    bias = table[buckets].transpose(2, 0, 1)  # (heads, L, L)
+    return table[buckets].transpose(2, 0, 1)
+
+
+def mpnet_reference(model: Any, inputs: dict, layer: int) -> tuple:
+    """MPNet's attention of ``layer`` written out in float64 from its weights: the
+    bias (``mpnet_bias``), the masked softmax and the head outputs
+    ``softmax(QK^T/sqrt(d) + bias) V``."""
+    with torch.no_grad():
+        out = model(**inputs, output_hidden_states=True)
+    hidden = out.hidden_states[layer].double().numpy()
+    n_heads = model.config.num_attention_heads
+    attn = model.encoder.layer[layer].attention.attn
     return reference_attention(
         hidden,
         None,
         n_heads,
         inputs["attention_mask"].numpy(),
         modules=(attn.q, attn.k, attn.v),
-        bias=bias,
+        bias=mpnet_bias(model, hidden.shape[1]),
     )
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from spacy_attnseg import capture
 from spacy_attnseg import windows as windows_module
-from spacy_attnseg.capture import CONTEXT, HIDDEN
+from spacy_attnseg.capture import CONTEXT, HIDDEN, LOCAL
 from spacy_attnseg.components import senter as senter_module
 from spacy_attnseg.features import DocRange, doc_features, spec_of
 from spacy_attnseg.segments import (
@@ -37,6 +37,7 @@ def _arrays(doc: Any) -> List[numpy.ndarray]:
     found += [numpy.asarray(a) for a in output.get(CONTEXT, ())]
     if HIDDEN in output:
         found.append(numpy.asarray(output[HIDDEN]))
+    found += [numpy.asarray(a) for a in output.get(LOCAL, ())]
     return found
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
 
 import numpy
+import torch
 from spacy.attrs import SENT_START
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -18,6 +19,8 @@ from ..capture import (
     COLSUMS,
     HIDDEN,
     HIDDEN_LAYERS,
+    LOCAL,
+    LOCAL_LAYERS,
     CaptureRequest,
     check_capturable,
     check_layers_heads,
@@ -26,8 +29,9 @@ from ..capture import (
     special_ids,
 )
 from ..errors import Errors, Warnings
-from ..families import n_layers_heads
+from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
+from ..local import local_means
 from ..sentences import (
     ANY,
     LINE_BREAK,
@@ -43,10 +47,12 @@ from ..sentences import (
     validate_candidates,
 )
 from ..spans import SEGMENT, set_scored_spans, set_sentence_spans
-from ..windows import doc_wordpiece_counts, token_values
+from ..windows import aligned_rows, doc_wordpiece_counts, token_values
 from .base import AttentionPipe, install_score_extensions
 
 PAPER = "paper"
+#: The captured arrays that topic segments read (released by their last reader).
+CAPTURED = (HIDDEN, HIDDEN_LAYERS, LOCAL, LOCAL_LAYERS)
 SPANS_KEY = "attn_segments"
 SENTS_KEY = "attn_sents"
 # The sentence decision for a model without calibrated settings: the paper's final layer
@@ -81,6 +87,7 @@ def install_extensions() -> None:
         "spans_key": SPANS_KEY,
         "sents_key": SENTS_KEY,
         "sentences": True,
+        "segment_vectors": "local",
         "segment_layers": 4,
         "segment_method": "partition",
         "segment_penalty": topics.PENALTY,
@@ -115,6 +122,7 @@ def make_attn_segmenter(
     spans_key: str,
     sents_key: str,
     sentences: bool,
+    segment_vectors: str,
     segment_layers: int,
     segment_method: str,
     segment_penalty: float,
@@ -166,8 +174,13 @@ def make_attn_segmenter(
     sents_key (str): ``doc.spans`` key of the Doc's final sentences ("" for none),
         labelled "SENT" and how sure each ends where it does
         (``sentences.sentence_end_scores``), for ``displacy.render(doc, style="span")``.
-    segment_layers (int): how many of the last layers' hidden states make the sentence
-        vectors.
+    segment_vectors (str): what a sentence's vector is: "local" (the default), what the
+        last layer's attention adds to its input when computed again with each
+        wordpiece attending only to its own sentence (``spacy_attnseg.local``), or
+        "hidden", the sum of the hidden states of the last ``segment_layers`` layers
+        (each sentence's wordpieces carry its neighbours).
+    segment_layers (int): with ``segment_vectors`` "hidden", how many of the last
+        layers' hidden states make the sentence vectors.
     segment_method (str): "partition" (optimal partitioning of the sentence vectors,
         the default) or "texttiling" (depth scores of gap similarities).
     segment_penalty (float): "partition": what a boundary costs, times ln(number of
@@ -220,6 +233,7 @@ def make_attn_segmenter(
         spans_key=spans_key,
         sents_key=sents_key,
         sentences=sentences,
+        segment_vectors=segment_vectors,
         segment_layers=segment_layers,
         segment_method=segment_method,
         segment_penalty=segment_penalty,
@@ -275,6 +289,7 @@ class AttnSegmenter(AttentionPipe):
         spans_key: str = SPANS_KEY,
         sents_key: str = SENTS_KEY,
         sentences: bool = True,
+        segment_vectors: str = "local",
         segment_layers: int = 4,
         segment_method: str = "partition",
         segment_penalty: float = topics.PENALTY,
@@ -314,6 +329,8 @@ class AttnSegmenter(AttentionPipe):
                 raise ValueError(Errors.E020.format(key=key, value=penalty, default=default))
         if not topics.valid_drift(segment_drift):
             raise ValueError(Errors.E122.format(value=segment_drift, default=topics.DRIFT))
+        if segment_vectors not in topics.VECTORS:
+            raise ValueError(Errors.E124.format(value=segment_vectors, allowed=topics.VECTORS))
         if segment_scale not in topics.SCALES:
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name
@@ -344,6 +361,7 @@ class AttnSegmenter(AttentionPipe):
             "spans_key": spans_key,
             "sents_key": sents_key,
             "sentences": bool(sentences),
+            "segment_vectors": segment_vectors,
             "segment_layers": int(segment_layers),
             "segment_method": segment_method,
             "segment_penalty": float(segment_penalty),
@@ -419,10 +437,12 @@ class AttnSegmenter(AttentionPipe):
     def capture_request(self) -> CaptureRequest:
         segments = bool(self.cfg.get("spans_key"))
         sentences = bool(self.cfg.get("sentences", True))
+        local = segments and self.cfg.get("segment_vectors", "local") == "local"
         return CaptureRequest(
             colsum_layers=tuple(self.layers) if sentences else (),
             colsum_heads=tuple(self.heads) if sentences else (),
-            hidden_last=int(self.cfg.get("segment_layers", 4)) if segments else 0,
+            hidden_last=int(self.cfg.get("segment_layers", 4)) if segments and not local else 0,
+            local_layers=(-1,) if local else (),
         )
 
     def install_capture(self) -> None:
@@ -500,11 +520,16 @@ class AttnSegmenter(AttentionPipe):
             max_tokens=cfg["max_tokens"],
             n_breaks=int(breaks[1:].sum()) if breaks is not None else 0,
         ):
-            self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+            self.release_if_last(doc, CAPTURED)
             return [(0, len(doc), 0.0)]
-        if HIDDEN in output:
+        sentence_of_token = topics.sentence_index(sent_starts, len(doc))
+        if LOCAL in output:
+            means = self.local_vectors(doc, sentence_of_token, n_sents)
+            self.release_if_last(doc, CAPTURED)
+        elif HIDDEN in output:
             hidden = to_numpy(output[HIDDEN])
-            self.release_if_last(doc, (HIDDEN, HIDDEN_LAYERS))
+            self.release_if_last(doc, CAPTURED)
+            means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         elif cfg["spans_key"] in doc.spans:
             # processed before: the captured states were released after that run
             group = doc.spans[cfg["spans_key"]]
@@ -515,8 +540,7 @@ class AttnSegmenter(AttentionPipe):
         else:
             # a model family the hooks do not know: its own last hidden state
             hidden = to_numpy(output.last_hidden_state)
-        sentence_of_token = topics.sentence_index(sent_starts, len(doc))
-        means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
+            means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
@@ -574,6 +598,34 @@ class AttnSegmenter(AttentionPipe):
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
         return segments
+
+    def local_vectors(
+        self, doc: Doc, sentence_of_token: numpy.ndarray, n_sents: int
+    ) -> numpy.ndarray:
+        """Each sentence's vector from the last layer's attention computed again within
+        each sentence (``spacy_attnseg.local``), from the arrays the hooks captured."""
+        trf_data = doc._.trf_data
+        output = trf_data.model_output
+        hf_model = self._trf.model.transformer
+        n_layers, n_heads = n_layers_heads(hf_model)
+        layers = [int(layer) for layer in to_numpy(output[LOCAL_LAYERS])[0]]
+        per_layer = len(output[LOCAL]) // len(layers)
+        k = layers.index(n_layers - 1)
+        parts = [to_numpy(a) for a in output[LOCAL][k * per_layer : (k + 1) * per_layer]]
+        family = get_family(hf_model)
+        assert family is not None, "the hooks captured a layer of a known family"
+        projection = cast(torch.nn.Linear, family.layers(hf_model)[n_layers - 1].output)
+        rows, tokens = aligned_rows(trf_data.align)
+        return local_means(
+            parts,
+            to_numpy(trf_data.wordpieces.attention_mask),
+            projection.weight,
+            projection.bias,
+            rows,
+            sentence_of_token[tokens],
+            n_sents,
+            n_heads,
+        )
 
     def token_scores(self, doc: Doc, heads: Sequence[tuple]) -> numpy.ndarray:
         """Normalised separator scores of the tokens of ``doc`` from the chosen heads."""

@@ -1,0 +1,177 @@
+"""Sentence vectors from the last layer's attention computed again within each sentence
+(``segment_vectors = "local"``, ``spacy_attnseg.local``): they equal that attention
+written out independently (NumPy in float64 from the weights of tiny random models of
+each family; the Hugging Face module's own attention on MiniLM), and no model runs
+again."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import numpy
+import pytest
+import torch
+from test_capture import hf_inputs, linear, reference_attention
+from test_families import mpnet_bias
+from transformers import AutoModel
+
+from spacy_attnseg import capture, topics
+from spacy_attnseg.capture import HIDDEN, LOCAL, LOCAL_PARTS, CaptureRequest
+from spacy_attnseg.families import get_family
+from spacy_attnseg.loading import embedded_model_path, load_pipeline
+from spacy_attnseg.local import relative_bias, row_units
+
+
+def recorded_means(nlp: Any, text: str, monkeypatch: pytest.MonkeyPatch) -> tuple:
+    """The Doc and the sentence vectors that ``attn_segmenter`` hands to ``topics.segment``."""
+    calls: List[numpy.ndarray] = []
+    segment = topics.segment
+
+    def recorded(means: numpy.ndarray, **settings: Any) -> Any:
+        calls.append(means)
+        return segment(means, **settings)
+
+    monkeypatch.setattr(topics, "segment", recorded)
+    doc = nlp(text)
+    assert len(calls) == 1
+    return doc, calls[0]
+
+
+def sentence_rows(doc: Any) -> List[List[int]]:
+    """Each sentence's wordpiece rows (``window * L + position``), token by token."""
+    align = doc._.trf_data.align
+    return [[r for t in sent for r in align[t.i].data.ravel().tolist()] for sent in doc.sents]
+
+
+def same_sentence_keys(doc: Any, shape: tuple) -> numpy.ndarray:
+    """``(n_windows, L, L)``: key j is in query i's sentence, or in no sentence (the
+    special tokens)."""
+    unit = numpy.full(shape[0] * shape[1], -1)
+    for k, rows in enumerate(sentence_rows(doc)):
+        unit[rows] = k
+    unit = unit.reshape(shape)
+    return (unit[:, :, None] == unit[:, None, :]) | (unit[:, None, :] < 0)
+
+
+@pytest.mark.parametrize("chunk", [None, 300], ids=["batch", "chunks"])
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta", "mpnet"])
+def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
+    model_type: str,
+    chunk: Optional[int],
+    tiny_model_dir: Any,
+    build_nlp: Any,
+    sample_text: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sentence's vector is the mean over its wordpieces of the last layer's input
+    plus the output projection of that layer's head outputs, each wordpiece attending
+    only to its own sentence and the special tokens (MPNet: with its position bias);
+    also where the windows run in chunks of about two (``capture.CHUNK_WORDPIECES``)."""
+    if chunk is not None:
+        monkeypatch.setattr(capture, "CHUNK_WORDPIECES", chunk)
+    model_dir = tiny_model_dir(model_type)
+    # (a low threshold: random weights find few sentences otherwise)
+    nlp = build_nlp(model_dir, segmenter={"threshold": 0.2, "min_sents": 1})
+    doc, means = recorded_means(nlp, sample_text, monkeypatch)
+    assert LOCAL not in doc._.trf_data.model_output  # released after its reader
+    trf_data = doc._.trf_data
+    reference = AutoModel.from_pretrained(model_dir, attn_implementation="eager")
+    reference.eval()
+    inputs = hf_inputs(trf_data)
+    if model_type == "mpnet":
+        inputs.pop("token_type_ids", None)
+    with torch.no_grad():
+        out = reference(**inputs, output_hidden_states=True)
+    last = len(out.hidden_states) - 2
+    hidden = out.hidden_states[last].double().numpy()
+    family = get_family(reference)
+    assert family is not None
+    modules = family.layers(reference)[last]
+    mask = inputs["attention_mask"].numpy()
+    allowed = same_sentence_keys(doc, mask.shape)
+    bias = mpnet_bias(reference, mask.shape[1]) if model_type == "mpnet" else None
+    n_heads = getattr(reference.config, "num_attention_heads", None) or reference.config.n_heads
+    qkv = (modules.query, modules.key, modules.value)
+    _, context = reference_attention(
+        hidden, None, n_heads, mask, modules=qkv, bias=bias, allowed=allowed
+    )
+    rows_out = hidden + linear(context, modules.output)
+    flat = rows_out.reshape((-1, rows_out.shape[-1]))
+    expected = numpy.stack([flat[rows].mean(axis=0) for rows in sentence_rows(doc)])
+    assert len(expected) >= 3
+    numpy.testing.assert_allclose(means, expected, rtol=1e-4, atol=1e-4)
+    # the mask matters: the whole window's attention gives other vectors
+    _, full = reference_attention(hidden, None, n_heads, mask, modules=qkv, bias=bias)
+    full_rows = (hidden + linear(full, modules.output)).reshape(flat.shape)
+    unmasked = numpy.stack([full_rows[rows].mean(axis=0) for rows in sentence_rows(doc)])
+    assert numpy.abs(unmasked - expected).max() > 1e-2
+
+
+def test_minilm_local_vectors_equal_the_modules_own_attention(
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On MiniLM (the ``attention`` pipeline's own sentences): the vectors equal what
+    the last BERT layer's own attention module gives with a mask of each sentence."""
+    text = (
+        "The committee approved the new budget for the city library. Funding for books "
+        "rose by ten percent. My cat refuses to eat dry food. She waits by the fridge "
+        "every morning. The volcano erupted twice last week. Ash clouds closed the "
+        "airport for two days."
+    )
+    doc, means = recorded_means(minilm_nlp, text, monkeypatch)
+    assert HIDDEN not in doc._.trf_data.model_output  # "local" captures no hidden sums
+    model = AutoModel.from_pretrained(embedded_model_path())
+    model.eval()
+    inputs = hf_inputs(doc._.trf_data)
+    mask = inputs["attention_mask"]
+    allowed = torch.as_tensor(same_sentence_keys(doc, tuple(mask.shape))) & (mask[:, None, :] > 0)
+    additive = torch.zeros(allowed.shape).masked_fill(~allowed, torch.finfo(torch.float32).min)
+    layer = model.encoder.layer[-1]
+    with torch.no_grad():
+        hidden = model(**inputs, output_hidden_states=True).hidden_states[-2]
+        context = layer.attention.self(hidden, attention_mask=additive[:, None])[0]
+        rows = (hidden + layer.attention.output.dense(context)).numpy()
+    flat = rows.reshape((-1, rows.shape[-1]))
+    expected = numpy.stack([flat[r].mean(axis=0) for r in sentence_rows(doc)])
+    assert len(expected) == 6
+    numpy.testing.assert_allclose(means, expected, rtol=1e-4, atol=1e-4)
+    # each piece of two sentences is a segment
+    assert [s.start for s in doc.spans["attn_segments"]] == [
+        s.start for k, s in enumerate(doc.sents) if k % 2 == 0
+    ]
+
+
+def test_relative_bias_reads_each_offset() -> None:
+    """``relative_bias`` rebuilds a bias that depends on the key's offset only."""
+    length, heads = 5, 2
+    table = torch.randn(heads, 2 * length - 1)
+    offset = torch.arange(length)[None, :] - torch.arange(length)[:, None]
+    full = table[:, offset + length - 1]  # (heads, L, L)
+    after, before = full[:, 0, :], full[:, :, 0]
+    rebuilt = relative_bias(after[None], before[None])[0]
+    assert torch.equal(rebuilt, full)
+
+
+def test_row_units() -> None:
+    units = row_units(numpy.array([1, 2, 5]), numpy.array([0, 0, 1]), (2, 3))
+    assert units.tolist() == [[-1, 0, 0], [-1, -1, 1]]
+
+
+def test_the_hidden_vectors_stay_available(
+    tiny_model_dir: Any, build_nlp: Any, sample_text: str
+) -> None:
+    """``segment_vectors = "hidden"`` captures the summed hidden states instead, and an
+    unknown value is refused with E124."""
+    nlp = build_nlp(tiny_model_dir("bert"))
+    segmenter = nlp.get_pipe("attn_segmenter")
+    assert segmenter.capture_request().local_layers == (-1,)
+    hidden = load_pipeline(
+        "attention", overrides={"components.attn_segmenter.segment_vectors": "hidden"}
+    )
+    request = hidden.get_pipe("attn_segmenter").capture_request()
+    assert request.local_layers == () and request.hidden_last == 4
+    trf = hidden.get_pipe("transformer")(hidden.make_doc(sample_text))
+    assert HIDDEN in trf._.trf_data.model_output and LOCAL not in trf._.trf_data.model_output
+    with pytest.raises(ValueError, match="E124"):
+        load_pipeline("attention", overrides={"components.attn_segmenter.segment_vectors": "x"})
+    assert len(LOCAL_PARTS) == 4 and CaptureRequest().local_layers == ()
