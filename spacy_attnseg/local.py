@@ -17,12 +17,12 @@ about 1% of a pass of MiniLM.
 """
 
 import math
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy
 import torch
 
-from .topics import group_means
+from .windows import group_sums
 
 #: Windows whose attention is computed at a time (their ``(heads, L, L)`` scores in
 #: memory at once).
@@ -66,29 +66,23 @@ def local_context(
     ``bias``: ``(after, before)`` of ``relative_bias``, or None."""
     n_windows, length, width = query.shape
     head_dim = width // n_heads
-    scale = 1.0 / math.sqrt(head_dim)
 
     def heads(x: torch.Tensor) -> torch.Tensor:
-        return x.float().view(x.shape[0], length, n_heads, head_dim).transpose(1, 2)
+        return x.float().view(n_windows, length, n_heads, head_dim).transpose(1, 2)
 
-    out = torch.empty((n_windows, length, width), dtype=torch.float32)
-    for a in range(0, n_windows, WINDOWS_PER_CHUNK):
-        b = min(n_windows, a + WINDOWS_PER_CHUNK)
-        scores = (heads(query[a:b]) * scale) @ heads(key[a:b]).transpose(-1, -2)
-        if bias is not None:
-            scores += relative_bias(bias[0][a:b].float(), bias[1][a:b].float())
-        u = units[a:b]
-        allowed = (u[:, :, None] == u[:, None, :]) | (u[:, None, :] < 0)
-        allowed &= (attention_mask[a:b] > 0)[:, None, :]
-        scores.masked_fill_(~allowed[:, None], torch.finfo(scores.dtype).min)
-        context = torch.softmax(scores, dim=-1) @ heads(value[a:b])
-        out[a:b] = context.transpose(1, 2).reshape(b - a, length, width)
-    return out
+    scores = (heads(query) * (1.0 / math.sqrt(head_dim))) @ heads(key).transpose(-1, -2)
+    if bias is not None:
+        scores += relative_bias(bias[0].float(), bias[1].float())
+    allowed = (units[:, :, None] == units[:, None, :]) | (units[:, None, :] < 0)
+    allowed &= (attention_mask > 0)[:, None, :]
+    scores.masked_fill_(~allowed[:, None], torch.finfo(scores.dtype).min)
+    context = torch.softmax(scores, dim=-1) @ heads(value)
+    return context.transpose(1, 2).reshape(n_windows, length, width)
 
 
 def local_means(
-    parts: Sequence[torch.Tensor],
-    attention_mask: torch.Tensor,
+    parts: Sequence[Any],
+    attention_mask: Any,
     output_weight: torch.Tensor,
     output_bias: Optional[torch.Tensor],
     rows: numpy.ndarray,
@@ -104,21 +98,48 @@ def local_means(
     output_weight, output_bias: the layer's attention output projection.
     rows, row_unit: the doc's wordpiece rows (``window * L + position``) and the unit of
         each (``topics.mean_vectors``). A unit without wordpieces gets zeros.
+
+    The windows are read ``WINDOWS_PER_CHUNK`` at a time, each chunk's rows summed per
+    unit at once, so what this adds to the memory of the captured arrays does not grow
+    with the document beyond one vector per unit.
     """
     hidden, query, key, value = (torch.as_tensor(p) for p in parts[:4])
-    bias = tuple(torch.as_tensor(p) for p in parts[4:6]) if len(parts) > 4 else None
+    bias = [torch.as_tensor(p) for p in parts[4:6]] if len(parts) > 4 else None
     mask = torch.as_tensor(attention_mask)
-    units = torch.as_tensor(row_units(rows, row_unit, mask.shape))
-    context = local_context(query, key, value, units, mask, n_heads, bias)
-    rows = numpy.asarray(rows, dtype="int64")
+    n_windows, length = mask.shape
     width = hidden.shape[-1]
-    flat_input = hidden.float().reshape(-1, width).numpy()[rows]
-    flat_context = context.reshape(-1, context.shape[-1]).numpy()[rows]
-    pooled_input = group_means(flat_input, row_unit, n_units)
-    pooled_context = group_means(flat_context, row_unit, n_units)
+    rows = numpy.asarray(rows, dtype="int64")
+    row_unit = numpy.asarray(row_unit, dtype="int64")
+    units = torch.as_tensor(row_units(rows, row_unit, (n_windows, length)))
+    # per unit: the sum of its rows of the layer's input, then of the head outputs
+    sums = numpy.zeros((n_units, 2 * width), dtype="float64")
+    for a in range(0, n_windows, WINDOWS_PER_CHUNK):
+        b = min(n_windows, a + WINDOWS_PER_CHUNK)
+        chosen = (rows >= a * length) & (rows < b * length)
+        if not chosen.any():
+            continue
+        context = local_context(
+            query[a:b],
+            key[a:b],
+            value[a:b],
+            units[a:b],
+            mask[a:b],
+            n_heads,
+            [x[a:b] for x in bias] if bias is not None else None,
+        )
+        local = rows[chosen] - a * length
+        pairs = numpy.concatenate(
+            [
+                hidden[a:b].float().reshape(-1, width).numpy()[local],
+                context.reshape(-1, width).numpy()[local],
+            ],
+            axis=1,
+        )
+        sums += group_sums(pairs, row_unit[chosen], n_units)
+    counts = numpy.bincount(row_unit, minlength=n_units)
+    pooled = sums / numpy.maximum(counts, 1)[:, None]
     weight = output_weight.detach().float().cpu().numpy()
-    means = pooled_input + pooled_context @ weight.T
+    means = pooled[:, :width] + pooled[:, width:] @ weight.T
     if output_bias is not None:
         means += output_bias.detach().float().cpu().numpy()
-    has_rows = numpy.bincount(row_unit, minlength=n_units) > 0
-    return (means * has_rows[:, None]).astype("float32")
+    return (means * (counts > 0)[:, None]).astype("float32")
