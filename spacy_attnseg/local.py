@@ -12,8 +12,9 @@ before the block's layer normalisation::
 
 (the mean over the sentence's wordpiece rows, as ``topics.mean_vectors``; ``W_o``,
 ``b_o`` the layer's attention output projection). The same queries, keys and values,
-a mask instead of a second model pass: the cost is one layer's attention products,
-about 1% of a pass of MiniLM.
+a mask instead of a second model pass. Each window's whole attention map is computed
+and masked (a sentence's own block would do): on short documents the segments cost
+about a tenth of the transformer's time (``metrics/benchmark_speed_topics.md``).
 """
 
 import math

@@ -167,7 +167,7 @@ def make_attn_segmenter(
         ``doc._.separator_scores`` stays None.
     spans_key (str): ``doc.spans`` key of the semantic (topic) segments, "" for none.
         Segments are runs of the Doc's sentences (whichever component set them), found
-        from the hidden states of the same pass (``spacy_attnseg.topics``); each span
+        from the same pass (``segment_vectors``; ``spacy_attnseg.topics``); each span
         group's ``attrs["scores"]`` holds the score of every segment's start (0.0 for
         the first; about 1 or more for a boundary the method chose by itself), and
         each span's label is "SEG" and that score (``spans.score_label``).
