@@ -175,3 +175,22 @@ def test_the_hidden_vectors_stay_available(
     with pytest.raises(ValueError, match="E124"):
         load_pipeline("attention", overrides={"components.attn_segmenter.segment_vectors": "x"})
     assert len(LOCAL_PARTS) == 4 and CaptureRequest().local_layers == ()
+
+
+def test_a_hidden_segmenter_reads_the_hidden_states_whatever_else_is_captured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A segmenter set to ``"hidden"`` reads the summed hidden states also where another
+    component asked the same pass for the local arrays."""
+    nlp = load_pipeline(
+        "attention", overrides={"components.attn_segmenter.segment_vectors": "hidden"}
+    )
+    text = "The rain stopped. We went out. It was cold. The shop was shut. We came home."
+    _, alone = recorded_means(nlp, text, monkeypatch)
+    segmenter = nlp.get_pipe("attn_segmenter")
+    segmenter.capture.request("other", CaptureRequest(local_layers=(-1,)))
+    try:
+        _, beside = recorded_means(nlp, text, monkeypatch)
+    finally:
+        segmenter.capture.withdraw("other")
+    numpy.testing.assert_allclose(beside, alone, rtol=1e-5, atol=1e-5)

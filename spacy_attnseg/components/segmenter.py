@@ -523,7 +523,7 @@ class AttnSegmenter(AttentionPipe):
             self.release_if_last(doc, CAPTURED)
             return [(0, len(doc), 0.0)]
         sentence_of_token = topics.sentence_index(sent_starts, len(doc))
-        if LOCAL in output:
+        if cfg["segment_vectors"] == "local" and LOCAL in output:
             means = self.local_vectors(doc, sentence_of_token, n_sents)
             self.release_if_last(doc, CAPTURED)
         elif HIDDEN in output:
