@@ -12,9 +12,9 @@ before the block's layer normalisation::
 
 (the mean over the sentence's wordpiece rows, as ``topics.mean_vectors``; ``W_o``,
 ``b_o`` the layer's attention output projection). The same queries, keys and values,
-a mask instead of a second model pass. Each window's whole attention map is computed
-and masked (a sentence's own block would do): on short documents the segments cost
-about a tenth of the transformer's time (``metrics/benchmark_speed_topics.md``).
+a mask instead of a second model pass. Only each sentence's own block of the
+attention map is computed (its rows against its rows and the special tokens), so the
+work grows with the sum of the squared sentence lengths, not with the windows'.
 """
 
 import math
@@ -25,9 +25,48 @@ import torch
 
 from .windows import group_sums
 
-#: Windows whose attention is computed at a time (their ``(heads, L, L)`` scores in
-#: memory at once).
+#: Windows read at a time (their captured rows summed per unit at once).
 WINDOWS_PER_CHUNK = 64
+
+#: Attention scores (blocks x heads x queries x keys) computed at a time.
+#: Score elements (blocks x heads x queries x keys) computed at a time.
+SCORES_PER_STEP = 1 << 22
+
+
+def unit_blocks(units: numpy.ndarray, attention_mask: numpy.ndarray) -> tuple:
+    """The blocks of ``(n_windows, L)`` ``units``: one per unit present in a window.
+
+    Returns ``(window, rows, specials)``: each block's window ``(n_blocks,)``; the
+    positions of its rows ``(n_blocks, B)`` (-1 past the block's length, the longest
+    block ``B``); the window's special positions (rows of no unit that are not padding)
+    ``(n_blocks, S)``, -1 past their count. Blocks come shortest first; padding
+    (``attention_mask`` 0) is in none."""
+    n_windows, length = units.shape
+    flat = numpy.flatnonzero((units >= 0) & (attention_mask > 0))
+    window, position = numpy.divmod(flat, length)
+    unit = units.reshape(-1)[flat]
+    order = numpy.lexsort((position, unit, window))
+    window, position, unit = window[order], position[order], unit[order]
+    new = numpy.ones(len(flat), dtype=bool)
+    new[1:] = (window[1:] != window[:-1]) | (unit[1:] != unit[:-1])
+    starts = numpy.flatnonzero(new)
+    sizes = numpy.diff(numpy.append(starts, len(flat)))
+    block = numpy.cumsum(new) - 1
+    rank = numpy.arange(len(flat)) - starts[block]
+    by_size = numpy.argsort(sizes, kind="stable")
+    place = numpy.empty_like(by_size)
+    place[by_size] = numpy.arange(len(by_size))
+    rows = numpy.full((len(starts), int(sizes.max(initial=0))), -1, dtype="int64")
+    rows[place[block], rank] = position
+    special = (units < 0) & (attention_mask > 0)
+    n_special = special.sum(axis=1)
+    spec = numpy.full((n_windows, int(n_special.max(initial=0))), -1, dtype="int64")
+    w_s, p_s = numpy.nonzero(special)
+    spec[
+        w_s, numpy.arange(len(w_s)) - numpy.repeat(numpy.cumsum(n_special) - n_special, n_special)
+    ] = p_s
+    block_window = window[starts][by_size]
+    return block_window, rows, spec[block_window]
 
 
 def row_units(rows: numpy.ndarray, row_unit: numpy.ndarray, shape: Sequence[int]) -> numpy.ndarray:
@@ -39,16 +78,16 @@ def row_units(rows: numpy.ndarray, row_unit: numpy.ndarray, shape: Sequence[int]
     return units.reshape(tuple(shape))
 
 
-def relative_bias(after: torch.Tensor, before: torch.Tensor) -> torch.Tensor:
-    """``(n, heads, L, L)`` attention bias from its values at each key offset: ``after``
-    ``(n, heads, L)`` at offsets 0, 1, ... after the query, ``before`` at offsets 0, 1,
-    ... before it (a relative position bias, MPNet's)."""
-    length = after.shape[-1]
-    offset = torch.arange(length)[None, :] - torch.arange(length)[:, None]
-    index = offset.abs()[None, None].expand(after.shape[0], after.shape[1], -1, -1)
-    ahead = torch.gather(after[:, :, None, :].expand(-1, -1, length, -1), 3, index)
-    behind = torch.gather(before[:, :, None, :].expand(-1, -1, length, -1), 3, index)
-    return torch.where(offset[None, None] >= 0, ahead, behind)
+def offset_bias(after: torch.Tensor, before: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    """``(n, heads, Q, K)`` attention bias at the key offsets ``(n, Q, K)`` (key position
+    minus query position) from its values at each offset: ``after`` ``(n, heads, L)`` at
+    offsets 0, 1, ... after the query, ``before`` at 0, 1, ... before it (a relative
+    position bias, MPNet's)."""
+    n, n_heads, _ = after.shape
+    index = offsets.abs().reshape(n, 1, -1).expand(-1, n_heads, -1)
+    ahead = torch.gather(after, 2, index).view(n, n_heads, *offsets.shape[1:])
+    behind = torch.gather(before, 2, index).view(n, n_heads, *offsets.shape[1:])
+    return torch.where(offsets[:, None] >= 0, ahead, behind)
 
 
 def local_context(
@@ -61,24 +100,57 @@ def local_context(
     bias: Optional[Sequence[torch.Tensor]] = None,
 ) -> torch.Tensor:
     """The concatenated head outputs ``softmax(QK^T / sqrt(d) + bias) V`` of ``(n_windows,
-    L, width)`` queries, keys and values, each wordpiece attending only to the
-    wordpieces of its own unit (``units``, ``(n_windows, L)``) and to those of no unit
-    (-1: the special tokens); padding (``attention_mask`` 0) is never attended to.
-    ``bias``: ``(after, before)`` of ``relative_bias``, or None."""
+    L, width)`` queries, keys and values, each wordpiece of a unit (``units``,
+    ``(n_windows, L)``) attending only to the wordpieces of its own unit and to those of
+    no unit (-1: the special tokens); padding (``attention_mask`` 0) is never attended
+    to. Rows of no unit and padding get zeros. ``bias``: MPNet's ``(after, before)`` of
+    ``offset_bias``, ``(n_windows, heads, L)`` each, or None.
+
+    Only each unit's own block of the attention map is computed: the blocks, shortest
+    first, are gathered into batches of similar length (``SCORES_PER_STEP``)."""
     n_windows, length, width = query.shape
     head_dim = width // n_heads
+    out = torch.zeros((n_windows * length, width))
+    window, rows, specials = unit_blocks(units.numpy(), attention_mask.numpy())
+    if not len(window):
+        return out.view(n_windows, length, width)
+    sizes = (rows >= 0).sum(axis=1)
+    n_keys = sizes + specials.shape[1]
+    window_t, rows_t, specials_t = (torch.as_tensor(x) for x in (window, rows, specials))
 
     def heads(x: torch.Tensor) -> torch.Tensor:
-        return x.float().view(n_windows, length, n_heads, head_dim).transpose(1, 2)
+        return x.float().view(x.shape[0], x.shape[1], n_heads, head_dim).transpose(1, 2)
 
-    scores = (heads(query) * (1.0 / math.sqrt(head_dim))) @ heads(key).transpose(-1, -2)
-    if bias is not None:
-        scores += relative_bias(bias[0].float(), bias[1].float())
-    allowed = (units[:, :, None] == units[:, None, :]) | (units[:, None, :] < 0)
-    allowed &= (attention_mask > 0)[:, None, :]
-    scores.masked_fill_(~allowed[:, None], torch.finfo(scores.dtype).min)
-    context = torch.softmax(scores, dim=-1) @ heads(value)
-    return context.transpose(1, 2).reshape(n_windows, length, width)
+    start = 0
+    while start < len(window):
+        # the next blocks up to twice the first's length, within SCORES_PER_STEP
+        ends = numpy.arange(start + 1, len(window) + 1)
+        cost = (ends - start) * n_heads * sizes[ends - 1] * n_keys[ends - 1]
+        fits = (cost <= SCORES_PER_STEP) & (sizes[ends - 1] <= max(8, 2 * sizes[start]))
+        end = start + max(1, int(fits.sum()))
+        size = int(sizes[end - 1])
+        at = window_t[start:end, None]
+        q_rows = rows_t[start:end, :size]
+        q_valid = q_rows >= 0
+        k_rows = torch.cat([q_rows, specials_t[start:end]], dim=1)
+        k_rows_at = k_rows.clamp(min=0)
+        allowed = (k_rows >= 0)[:, None, None, :]
+        mask: torch.Tensor = allowed
+        if bias is not None:
+            offsets = k_rows_at[:, None, :] - q_rows.clamp(min=0)[:, :, None]
+            w = window_t[start:end]
+            mask = offset_bias(bias[0][w].float(), bias[1][w].float(), offsets)
+            mask = mask.masked_fill(~allowed, -math.inf)
+        context = torch.nn.functional.scaled_dot_product_attention(
+            heads(query[at, q_rows.clamp(min=0)]),
+            heads(key[at, k_rows_at]),
+            heads(value[at, k_rows_at]),
+            attn_mask=mask,
+        )
+        context = context.transpose(1, 2).reshape(end - start, size, width)
+        out[(at * length + q_rows)[q_valid]] = context[q_valid]
+        start = end
+    return out.view(n_windows, length, width)
 
 
 def local_means(

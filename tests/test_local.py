@@ -6,20 +6,23 @@ again."""
 
 from __future__ import annotations
 
+import unittest.mock
 from typing import Any, List, Optional
 
 import numpy
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_capture import hf_inputs, linear, reference_attention
 from test_families import mpnet_bias
 from transformers import AutoModel
 
-from spacy_attnseg import capture, topics
-from spacy_attnseg.capture import HIDDEN, LOCAL, LOCAL_PARTS, CaptureRequest
+from spacy_attnseg import capture, local, topics
+from spacy_attnseg.capture import HIDDEN, LOCAL, CaptureRequest
 from spacy_attnseg.families import get_family
 from spacy_attnseg.loading import embedded_model_path, load_pipeline
-from spacy_attnseg.local import relative_bias, row_units
+from spacy_attnseg.local import offset_bias, row_units
 
 
 def recorded_means(nlp: Any, text: str, monkeypatch: pytest.MonkeyPatch) -> tuple:
@@ -141,15 +144,109 @@ def test_minilm_local_vectors_equal_the_modules_own_attention(
     ]
 
 
-def test_relative_bias_reads_each_offset() -> None:
-    """``relative_bias`` rebuilds a bias that depends on the key's offset only."""
-    length, heads = 5, 2
+def test_offset_bias_reads_each_offset() -> None:
+    """``offset_bias`` gives a bias that depends on the key's offset only, at any
+    gathered query and key positions."""
+    length, heads = 6, 2
     table = torch.randn(heads, 2 * length - 1)
     offset = torch.arange(length)[None, :] - torch.arange(length)[:, None]
     full = table[:, offset + length - 1]  # (heads, L, L)
     after, before = full[:, 0, :], full[:, :, 0]
-    rebuilt = relative_bias(after[None], before[None])[0]
-    assert torch.equal(rebuilt, full)
+    queries, keys = torch.tensor([4, 1, 2]), torch.tensor([0, 5, 2, 3])
+    offsets = keys[None, :] - queries[:, None]
+    rebuilt = offset_bias(after[None], before[None], offsets[None])[0]
+    assert torch.equal(rebuilt, full[:, queries][:, :, keys])
+
+
+def dense_local_context(
+    query: numpy.ndarray,
+    key: numpy.ndarray,
+    value: numpy.ndarray,
+    units: numpy.ndarray,
+    mask: numpy.ndarray,
+    n_heads: int,
+    bias: Optional[numpy.ndarray],
+) -> numpy.ndarray:
+    """Float64 attention over whole windows, keys restricted to the query's unit and
+    the special tokens; ``bias`` ``(n, heads, L, L)`` or None."""
+    n, length, width = query.shape
+    d = width // n_heads
+    split = [x.reshape(n, length, n_heads, d).transpose(0, 2, 1, 3) for x in (query, key, value)]
+    scores = split[0] @ split[1].transpose(0, 1, 3, 2) / numpy.sqrt(d)
+    if bias is not None:
+        scores = scores + bias
+    allowed = (units[:, :, None] == units[:, None, :]) | (units[:, None, :] < 0)
+    allowed &= (mask > 0)[:, None, :]
+    scores = numpy.where(allowed[:, None], scores, -numpy.inf)
+    with numpy.errstate(invalid="ignore"):  # rows with no key allowed: not compared
+        weights = numpy.exp(scores - scores.max(axis=-1, keepdims=True))
+        weights /= weights.sum(axis=-1, keepdims=True)
+    return (weights @ split[2]).transpose(0, 2, 1, 3).reshape(n, length, width)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    n_windows=st.integers(1, 3),
+    length=st.integers(3, 24),
+    with_bias=st.booleans(),
+    step=st.sampled_from([1, 200, 1 << 22]),
+)
+def test_local_context_equals_dense_attention_within_units(
+    data: Any, n_windows: int, length: int, with_bias: bool, step: int
+) -> None:
+    """Attention computed block by block (in steps of any size) equals the whole
+    windows' attention under the unit mask, for units in runs or scattered, specials
+    anywhere and padding at the end; rows of no unit and padding get zeros."""
+    n_heads, d = 2, 3
+    rng = numpy.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    units = numpy.array(
+        data.draw(
+            st.lists(
+                st.lists(st.integers(-1, 4), min_size=length, max_size=length),
+                min_size=n_windows,
+                max_size=n_windows,
+            )
+        )
+    )
+    real = numpy.array(
+        data.draw(st.lists(st.integers(1, length), min_size=n_windows, max_size=n_windows))
+    )
+    mask = (numpy.arange(length)[None, :] < real[:, None]).astype("int64")
+    query, key, value = (rng.normal(size=(n_windows, length, n_heads * d)) for _ in range(3))
+    after, before = rng.normal(size=(2, n_windows, n_heads, length))
+    index = numpy.abs(numpy.arange(length)[None, :] - numpy.arange(length)[:, None])
+    later = numpy.arange(length)[None, :] >= numpy.arange(length)[:, None]
+    dense_bias = numpy.where(later, after[:, :, index], before[:, :, index])
+    with unittest.mock.patch.object(local, "SCORES_PER_STEP", step):
+        q, k, v = (torch.as_tensor(x, dtype=torch.float32) for x in (query, key, value))
+        bias = [torch.as_tensor(x, dtype=torch.float32) for x in (after, before)]
+        got = local.local_context(
+            q,
+            k,
+            v,
+            torch.as_tensor(units),
+            torch.as_tensor(mask),
+            n_heads,
+            bias if with_bias else None,
+        ).numpy()
+    expected = dense_local_context(
+        query, key, value, units, mask, n_heads, dense_bias if with_bias else None
+    )
+    inside = (units >= 0) & (mask > 0)
+    numpy.testing.assert_allclose(got[inside], expected[inside], rtol=1e-4, atol=1e-4)
+    assert not got[~inside].any()
+
+
+def test_unit_blocks() -> None:
+    """One block per unit of each window (a unit's scattered rows too), shortest first,
+    padding in none, with its window's special positions."""
+    units = numpy.array([[-1, 0, 0, 1, 0, -1, -1], [-1, 2, -1, -1, -1, -1, -1]])
+    mask = numpy.array([[1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0, 0]])
+    window, rows, specials = local.unit_blocks(units, mask)
+    assert window.tolist() == [0, 1, 0]
+    assert rows.tolist() == [[3, -1, -1], [1, -1, -1], [1, 2, 4]]
+    assert specials.tolist() == [[0, 5], [0, 2], [0, 5]]
 
 
 def test_row_units() -> None:
@@ -174,7 +271,6 @@ def test_the_hidden_vectors_stay_available(
     assert HIDDEN in trf._.trf_data.model_output and LOCAL not in trf._.trf_data.model_output
     with pytest.raises(ValueError, match="E124"):
         load_pipeline("attention", overrides={"components.attn_segmenter.segment_vectors": "x"})
-    assert len(LOCAL_PARTS) == 4 and CaptureRequest().local_layers == ()
 
 
 def test_a_hidden_segmenter_reads_the_hidden_states_whatever_else_is_captured(
