@@ -18,7 +18,7 @@ work grows with the sum of the squared sentence lengths, not with the windows'.
 """
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -29,11 +29,12 @@ from .windows import group_sums
 WINDOWS_PER_CHUNK = 64
 
 #: Attention scores (blocks x heads x queries x keys) computed at a time.
-#: Score elements (blocks x heads x queries x keys) computed at a time.
 SCORES_PER_STEP = 1 << 22
 
 
-def unit_blocks(units: numpy.ndarray, attention_mask: numpy.ndarray) -> tuple:
+def unit_blocks(
+    units: numpy.ndarray, attention_mask: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The blocks of ``(n_windows, L)`` ``units``: one per unit present in a window.
 
     Returns ``(window, rows, specials)``: each block's window ``(n_blocks,)``; the
