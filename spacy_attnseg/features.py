@@ -58,6 +58,7 @@ from .windows import (
     aligned_rows,
     gather_rows,
     group_sums,
+    sorted_runs,
     token_values,
     window_length,
 )
@@ -376,12 +377,8 @@ def _window_segments(
     """
     rows, tokens = aligned_rows(align)
     windows = rows // length
-    order = numpy.lexsort((rows, tokens, windows))
+    order, starts, seg_lengths = sorted_runs(windows, tokens, rows)
     rows, tokens, windows = rows[order], tokens[order], windows[order]
-    new = numpy.ones(len(rows), dtype=bool)
-    new[1:] = (tokens[1:] != tokens[:-1]) | (windows[1:] != windows[:-1])
-    starts = numpy.flatnonzero(new)
-    seg_lengths = numpy.diff(numpy.append(starts, len(rows)))
     return rows, seg_lengths, tokens[starts], windows[starts]
 
 

@@ -23,7 +23,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy
 import torch
 
-from .windows import group_sums
+from .windows import group_sums, sorted_runs
 
 #: Windows read at a time (their captured rows summed per unit at once).
 WINDOWS_PER_CHUNK = 64
@@ -46,13 +46,9 @@ def unit_blocks(
     flat = numpy.flatnonzero((units >= 0) & (attention_mask > 0))
     window, position = numpy.divmod(flat, length)
     unit = units.reshape(-1)[flat]
-    order = numpy.lexsort((position, unit, window))
-    window, position, unit = window[order], position[order], unit[order]
-    new = numpy.ones(len(flat), dtype=bool)
-    new[1:] = (window[1:] != window[:-1]) | (unit[1:] != unit[:-1])
-    starts = numpy.flatnonzero(new)
-    sizes = numpy.diff(numpy.append(starts, len(flat)))
-    block = numpy.cumsum(new) - 1
+    order, starts, sizes = sorted_runs(window, unit, position)
+    window, position = window[order], position[order]
+    block = numpy.repeat(numpy.arange(len(starts)), sizes)
     rank = numpy.arange(len(flat)) - starts[block]
     by_size = numpy.argsort(sizes, kind="stable")
     place = numpy.empty_like(by_size)

@@ -266,3 +266,17 @@ def doc_wordpiece_counts(doc: Any) -> numpy.ndarray:
         return numpy.zeros(len(doc), dtype="int64")
     length = int(trf_data.wordpieces.input_ids.shape[1])
     return token_wordpiece_counts(trf_data.align, length, len(doc))
+
+
+def sorted_runs(
+    outer: numpy.ndarray, inner: numpy.ndarray, within: numpy.ndarray
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Rows sorted by ``(outer, inner, within)`` and cut into runs of one ``(outer,
+    inner)`` pair: returns the sorting order, each run's first index in that order
+    and each run's length."""
+    order = numpy.lexsort((within, inner, outer))
+    outer, inner = outer[order], inner[order]
+    new = numpy.ones(len(order), dtype=bool)
+    new[1:] = (outer[1:] != outer[:-1]) | (inner[1:] != inner[:-1])
+    starts = numpy.flatnonzero(new)
+    return order, starts, numpy.diff(numpy.append(starts, len(order)))
