@@ -570,7 +570,22 @@ def layout_starts(
     paragraph_breaks: bool,
     classes: Optional[TokenClasses] = None,
 ) -> numpy.ndarray:
-    """Sentence starts (one value per token, nonzero = start) fitted to the text's layout.
+    """Sentence starts (one value per token, nonzero = start) fitted to the text's layout:
+    ``placed_starts``, then ``line_rules``. Returns a new array of ``starts``' dtype."""
+    classes = classes or token_classes(doc)
+    placed = placed_starts(doc, starts, paragraph_breaks=paragraph_breaks, classes=classes)
+    return line_rules(doc, placed, classes, paragraph_breaks=paragraph_breaks)
+
+
+def placed_starts(
+    doc: Doc,
+    starts: numpy.ndarray,
+    *,
+    paragraph_breaks: bool,
+    classes: Optional[TokenClasses] = None,
+) -> numpy.ndarray:
+    """Sentence starts (one value per token, nonzero = start) placed on the tokens that
+    can start a sentence, before the rules about lines and lists (``line_rules``).
 
     After the first token, no sentence starts on a token that belongs to the end of the
     sentence before it (whitespace, sentence-final punctuation, a closing bracket, a
@@ -582,10 +597,7 @@ def layout_starts(
     ``paragraph_breaks``, the first token after a blank line (a whitespace token holding
     two or more line breaks) that follows some text always starts a sentence. So does
     the first token after an unambiguous terminal such as ``。`` or ``؟``
-    (``TokenClasses.terminal``), and in a text with one sentence per line, the first
-    token after every line break (``lines_end_sentences``). A list marker (``"2."``)
-    is not a sentence by itself (``join_list_markers``). Returns a new array of
-    ``starts``' dtype.
+    (``TokenClasses.terminal``). Returns a new array of ``starts``' dtype.
     """
     classes = classes or token_classes(doc)
     continues, blank = classes.continues.tolist(), classes.blank.tolist()
@@ -617,16 +629,20 @@ def layout_starts(
             out[start] = 0
             if first > 0:  # (the first token starts the Doc anyway)
                 out[first] = 1
-    return line_rules(doc, out, classes, paragraph_breaks=paragraph_breaks)
+    return out
 
 
 def line_rules(
     doc: Doc, starts: numpy.ndarray, classes: TokenClasses, *, paragraph_breaks: bool
 ) -> numpy.ndarray:
-    """The rules that come after the starts are placed (``layout_starts`` and
-    ``decide_starts``): with ``paragraph_breaks``, ``lines_end_sentences`` and
-    ``list_lines_start_sentences``; then ``join_list_markers``; then, with
-    ``paragraph_breaks``, ``blocks_hold_one``."""
+    """The rules that come after the starts are placed (``placed_starts``): with
+    ``paragraph_breaks``, in a text with one sentence per line the first token after
+    every line break starts one (``lines_end_sentences``) and so does every line that
+    opens a list item (``list_lines_start_sentences``); a list marker (``"2."``) is not
+    a sentence by itself (``join_list_markers``); with ``paragraph_breaks``, a code
+    block, a heading or a table is one sentence (``blocks_hold_one``). Some of these
+    read the starts they are given, so they run once, on all of them
+    (``layout_starts``, ``decide_starts``)."""
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
@@ -907,9 +923,13 @@ def unmarked_starts(
     if threshold_unmarked <= threshold or len(doc) < 2:
         return starts
     # a start predicted on token i lands where a separator at i - 1 puts it
-    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
+    targets, _ = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     marked = follows_final(doc, classes)
-    free = starts.astype(bool) & ~fixed
+    alone = layout_starts(
+        doc, numpy.zeros(len(doc), dtype=bool), paragraph_breaks=paragraph_breaks, classes=classes
+    )
+    free = starts.astype(bool) & ~alone
+    free[0] = False
     if not free.any() or marked[free].mean() < share:
         return starts
     lands_marked = numpy.append(marked, False)[numpy.concatenate(([0], targets[:-1]))]
@@ -939,9 +959,9 @@ def decision_targets(
 
     RETURNS: ``targets``, for every token the sentence start it makes when it is a
     separator (``len(doc)`` when that is past the end, 0 never counts), and ``fixed``,
-    True where a sentence starts whatever the scores (the first token, the first after
-    an unambiguous terminal, and with ``paragraph_breaks`` the first token after a
-    blank line).
+    True where ``placed_starts`` starts a sentence whatever the scores (the first
+    token, the first after an unambiguous terminal, and with ``paragraph_breaks`` the
+    first token after a blank line).
     ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
     ``targets[separators]`` and then ``line_rules`` (``decide_starts``); a test checks
     it.
@@ -953,7 +973,7 @@ def decision_targets(
         [back_over_openings(doc, int(t), classes) if t < n else n for t in following],
         dtype="int64",
     )
-    fixed = layout_starts(
+    fixed = placed_starts(
         doc, numpy.zeros(n, dtype=bool), paragraph_breaks=paragraph_breaks, classes=classes
     )
     if n:

@@ -657,6 +657,8 @@ def test_item_numbers() -> None:
     bits=st.lists(st.booleans(), min_size=60, max_size=60),
     paragraph_breaks=st.booleans(),
 )
+# a marker line ("5.") before the last line: the line rules read the list items' starts
+@example(which=4, bits=[False] * 60, paragraph_breaks=True)
 def test_decide_starts_equals_layout_of_sentence_starts(
     which: int, bits: list, paragraph_breaks: bool
 ) -> None:
