@@ -169,22 +169,15 @@ def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
 CHOI_SEPARATOR = "=========="
 
 
-def choi_docs(
-    root: Path,
-    lengths: str = "3-11",
-    separator: str = " ",
-    form: Callable[[str], str] = str.strip,
+def separated_docs(
+    paths: Sequence[Path], separator: str = " ", form: Callable[[str], str] = str.strip
 ) -> List[TopicDocument]:
-    """The documents of Choi's (2000) set of ``lengths``-sentence pieces: every ``*.ref``
-    file in a folder named ``lengths`` under ``root`` (the layout of the copy in
-    ``github.com/koomri/text-segmentation``, ``data/choi``), read in sorted order. A line
+    """One document per file of ``paths``, in the format of Choi's (2000) sets: a line
     ``==========`` ends a piece; every other line is a sentence, as ``form`` writes it
     (``spoken``: as a speech transcript), unless that leaves it blank; the sentences are
     joined by ``separator``."""
     docs = []
-    for path in sorted(root.rglob("*.ref")):
-        if path.parent.name != lengths:
-            continue
+    for path in paths:
         segments: List[List[str]] = [[]]
         for line in path.read_text(encoding="utf8", errors="replace").splitlines():
             if line.startswith(CHOI_SEPARATOR):
@@ -193,6 +186,29 @@ def choi_docs(
                 segments[-1].append(sentence)
         docs.append(join_segments([piece for piece in segments if piece], separator))
     return docs
+
+
+def choi_docs(
+    root: Path,
+    lengths: str = "3-11",
+    separator: str = " ",
+    form: Callable[[str], str] = str.strip,
+) -> List[TopicDocument]:
+    """The documents of Choi's (2000) set of ``lengths``-sentence pieces: every ``*.ref``
+    file in a folder named ``lengths`` under ``root`` (the layout of the copy in
+    ``github.com/koomri/text-segmentation``, ``data/choi``), read in sorted order
+    (``separated_docs``)."""
+    paths = [path for path in sorted(root.rglob("*.ref")) if path.parent.name == lengths]
+    return separated_docs(paths, separator, form)
+
+
+def manifesto_docs(root: Path, separator: str = " ") -> List[TopicDocument]:
+    """The six documents of the Manifesto set (Glavaš et al., 2016: American party
+    manifestos, one sentence per line, cut into pieces by the topic the Comparative
+    Manifestos Project gives each sentence; ``data/manifesto`` of
+    ``github.com/koomri/text-segmentation``): every ``*.txt`` file in ``root``, in sorted
+    order (``separated_docs``)."""
+    return separated_docs(sorted(root.glob("*.txt")), separator)
 
 
 def token_starts(doc: Any, char_starts: Sequence[int]) -> List[int]:

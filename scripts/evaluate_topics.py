@@ -9,7 +9,9 @@ protocol: ``paper.topic_eval``.
 With ``--choi DIR``, only Choi's sets instead (``paper.topic_eval.choi_docs``; DIR holds
 their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them): the
 3-11 set, or those named by ``--choi-lengths`` (e.g. ``3-11,3-5,6-8,9-11``), sentences
-joined by spaces (no paragraph breaks); nothing is chosen on them.
+joined by spaces (no paragraph breaks); nothing is chosen on them. With ``--manifesto
+DIR``, the Manifesto set (``paper.topic_eval.manifesto_docs``; DIR holds its ``*.txt``
+files), the same way.
 """
 
 from __future__ import annotations
@@ -18,12 +20,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paper.topic_eval import SPOKEN, UnknownSets, choi_docs, evaluate, spoken  # noqa: E402
+from paper.topic_eval import (  # noqa: E402
+    SPOKEN,
+    UnknownSets,
+    choi_docs,
+    evaluate,
+    manifesto_docs,
+    spoken,
+)
 
 
 def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, Callable[[], Any]]:
@@ -39,6 +48,22 @@ def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, C
             sets[f"Choi {length}{suffix}"] = lambda length=length, form=form: choi_docs(
                 root, length, form=form
             )
+    return sets
+
+
+def held_out_sets(args: argparse.Namespace) -> Optional[Dict[str, Callable[[], Any]]]:
+    """The sets that ``--choi`` and ``--manifesto`` name, or None (the halves' sets) when
+    neither is given; a folder without Manifesto documents stops the run before any
+    model is loaded."""
+    if args.choi is None and args.manifesto is None:
+        return None
+    sets = {}
+    if args.choi is not None:
+        sets.update(choi_sets(args.choi, args.choi_lengths, args.choi_spoken))
+    if args.manifesto is not None:
+        if not any(args.manifesto.glob("*.txt")):
+            raise SystemExit(f"no Manifesto documents (*.txt) under {args.manifesto}")
+        sets["Manifesto"] = lambda: manifesto_docs(args.manifesto)
     return sets
 
 
@@ -61,6 +86,13 @@ def main(argv: Any = None) -> int:
         default="",
         help="comma-separated piece lengths of Choi's sets also scored with --choi written as "
         "a speech transcript: lower case, without punctuation (e.g. 3-11)",
+    )
+    parser.add_argument(
+        "--manifesto",
+        type=Path,
+        default=None,
+        help="score the Manifesto set in DIR (its *.txt files) instead, with Choi's sets if "
+        "--choi is given too",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
@@ -110,9 +142,7 @@ def main(argv: Any = None) -> int:
             penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
             drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
             threads=args.threads,
-            sets=None
-            if args.choi is None
-            else choi_sets(args.choi, args.choi_lengths, args.choi_spoken),
+            sets=held_out_sets(args),
             only=[name.strip() for name in args.sets.split(";") if name.strip()],
         )
     except UnknownSets as error:

@@ -107,3 +107,20 @@ def test_choi_docs_reads_the_pieces_of_one_length(tmp_path: Any) -> None:
     said = choi_docs(tmp_path, form=spoken)[1]
     assert said.text == "the jury said it ended mantle hit a home run cook swore"
     assert [said.text[s:].split()[0] for s in said.starts] == ["the", "mantle", "cook"]
+
+
+def test_manifesto_docs_reads_each_text_file(tmp_path: Any) -> None:
+    from paper.topic_eval import manifesto_docs
+
+    # Manifesto's layout: no separator before the first piece, one after the last
+    (tmp_path / "61320_200411.txt").write_text(
+        "We know the stakes.\nIt is time.\n==========\nJobs matter.\n\n==========\n", "utf8"
+    )
+    (tmp_path / "61620_200811.txt").write_text("One piece only.\n==========\n", "utf8")
+    (tmp_path / "notes.md").write_text("Not a document.\n", "utf8")
+    docs = manifesto_docs(tmp_path)
+    assert [doc.text for doc in docs] == [
+        "We know the stakes. It is time. Jobs matter.",
+        "One piece only.",
+    ]
+    assert docs[0].starts == [0, 32] and docs[1].starts == [0]
