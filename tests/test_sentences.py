@@ -9,7 +9,7 @@ from typing import Any, Dict
 import numpy
 import pytest
 import spacy
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg.sentences import (
@@ -792,7 +792,12 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
     rule reads the sentence around each marker, so a start more or fewer elsewhere can
     change it, and no order between the two thresholds' layouts holds ("1. Buy milk 2.
     Buy tea 3. Go" with a start at "milk" under the lower threshold only keeps "2." with
-    "milk"). ``test_join_list_markers_*`` cover those texts."""
+    "milk"). ``test_join_list_markers_*`` cover those texts. Nor, with paragraph breaks,
+    on a text of short lines (``LAYOUT_TEXTS[3]``): there ``lines_end_sentences`` reads
+    how many lines already hold a start, so a start more on one line can make every line
+    a sentence and take away a start inside another (a start at "and" of "Milk and eggs"
+    that the higher threshold alone keeps)."""
+    assume(not (paragraph_breaks and which == 3))
     texts = LAYOUT_TEXTS + [EDITED]
     doc = EN(texts[which])
     probs = numpy.where(follows_final(doc), marked_p, 0.0).astype("float32")
