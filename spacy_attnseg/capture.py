@@ -12,8 +12,8 @@ which drops hooks). The hooks compute, on the model's own device:
   the attention output projection);
 * the input hidden state, queries, keys and values of chosen layers, from which a
   component computes that layer's attention again with a mask of its own
-  (``attnseg_local``: the segmenter's attention within each sentence, ``topics.
-  local_attention``).
+  (``attnseg_local``: the segmenter's attention within each sentence,
+  ``spacy_attnseg.local``).
 
 A forward hook on the model adds them to the returned ``ModelOutput``, so that
 ``FullTransformerBatch.split_by_doc`` slices them per Doc into ``doc._.trf_data``:
@@ -28,9 +28,12 @@ A forward hook on the model adds them to the returned ``ModelOutput``, so that
   per Doc is that of one layer);
 * ``attnseg_hidden_layers``: ``(n_windows, n_layers_captured)`` int32;
 * ``attnseg_local``: per captured layer, four ``(n_windows, L, hidden)`` arrays (the
-  layer's input hidden state, queries, keys and values, ``LOCAL_PARTS``) and, for a
-  family with a relative position bias (MPNet), two ``(n_windows, n_heads, L)`` arrays:
-  the bias at key offsets ``0, 1, ...`` after the query and ``0, 1, ...`` before it;
+  layer's input hidden state, queries, keys and values, ``LOCAL_PARTS``; in a batch
+  whose arrays would exceed ``LOCAL_PROJECTION_BYTES`` each, the last three are
+  ``(n_windows, 0, hidden)``, computed again from the input by their reader,
+  ``spacy_attnseg.local``) and, for a family with a relative position bias (MPNet), two
+  ``(n_windows, n_heads, L)`` arrays: the bias at key offsets ``0, 1, ...`` after the
+  query and ``0, 1, ...`` before it;
 * ``attnseg_local_layers``: ``(n_windows, n_layers_captured)`` int32.
 
 Several components may request captures from the same transformer; the hooks compute
@@ -73,6 +76,13 @@ LOCAL_LAYERS = "attnseg_local_layers"
 #: What ``attnseg_local`` holds per layer, in order (then the two position bias arrays,
 #: ``BIAS_PARTS``, for a family that has one).
 LOCAL_PARTS = ("input", "query", "key", "value")
+#: Above this many bytes per captured array of a batch, ``attnseg_local`` keeps only a
+#: layer's input: its queries, keys and values (three more arrays of that size, padded to
+#: the batch's longest window) are left empty and computed again by their reader on the
+#: real rows (three more projections a wordpiece, about 3% of the pass on MiniLM). A
+#: batch of short Docs keeps all four; a 100,000-token Doc (about 800 MB an array) keeps
+#: one.
+LOCAL_PROJECTION_BYTES = 1 << 27
 BIAS_PARTS = ("bias_after", "bias_before")
 OUTPUT_KEYS = (
     COLSUMS,
@@ -482,7 +492,9 @@ class AttentionCapture:
             state = self._state
             if state.attention_mask is None:  # the module called outside a pass
                 return
-            state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
+            size = state.n_rows * state.width * output.shape[-1] * output.element_size()
+            if size <= LOCAL_PROJECTION_BYTES:
+                state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
 
         return hook
 
@@ -558,6 +570,12 @@ class AttentionCapture:
         if state.local:
             layers = sorted({layer for layer, _ in state.local})
             parts = LOCAL_PARTS + (BIAS_PARTS if (layers[0], BIAS_PARTS[0]) in state.local else ())
+            for layer in layers:  # (left empty where the batch is large: LOCAL_PROJECTION_BYTES)
+                given = state.local[(layer, "input")]
+                for part in LOCAL_PARTS[1:]:
+                    state.local.setdefault(
+                        (layer, part), given.new_empty((len(given), 0, given.shape[-1]))
+                    )
             tensors = tuple(place(state.local.pop((layer, p))) for layer in layers for p in parts)
             batch = tensors[0].shape[0]
             output[LOCAL] = tensors

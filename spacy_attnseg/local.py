@@ -2,11 +2,14 @@
 
 In the transformer's pass every wordpiece attends to the whole window, so a sentence's
 hidden states carry its neighbours, across a topic change too. The capture hooks keep
-one layer's input hidden state, queries, keys and values (``capture.LOCAL``); here that
-layer's attention is computed again with each wordpiece attending only to the wordpieces
-of its own sentence (and the window's special tokens, as in a pass over the sentence
-alone), and a sentence's vector is what the layer's attention block adds to its input
-before the block's layer normalisation::
+one layer's input hidden state, queries, keys and values (``capture.LOCAL``; in a large
+batch only the input, ``capture.LOCAL_PROJECTION_BYTES``: the queries, keys and values
+are then computed again from it on the windows' real rows, as the families' attention
+reads the layer's input, post-layer-norm encoders all); here that layer's attention is
+computed again with each wordpiece attending only to the wordpieces of its own sentence
+(and the window's special tokens, as in a pass over the sentence alone). A sentence's
+vector is what the layer's attention block adds to its input before the block's layer
+normalisation::
 
     vector(s) = mean_{i in s} input_i + W_o mean_{i in s} context_i + b_o
 
@@ -150,11 +153,30 @@ def local_context(
     return out.view(n_windows, length, width)
 
 
+def _weights(module: torch.nn.Linear) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """A linear module's weight and bias as float32 CPU tensors (the captured arrays
+    are read on the CPU, whatever device the model runs on)."""
+    bias = None if module.bias is None else module.bias.detach().float().cpu()
+    return module.weight.detach().float().cpu(), bias
+
+
+def project(
+    inputs: torch.Tensor, real: torch.Tensor, weights: Tuple[torch.Tensor, Optional[torch.Tensor]]
+) -> torch.Tensor:
+    """A linear projection (``weights``: weight and bias) of the ``real`` rows of
+    ``(n_windows, L, width)`` ``inputs``; zeros at the others (padding)."""
+    weight, bias = weights
+    out = inputs.new_zeros((*inputs.shape[:2], weight.shape[0]))
+    with torch.no_grad():
+        out[real] = torch.nn.functional.linear(inputs[real], weight, bias)
+    return out
+
+
 def local_means(
     parts: Sequence[Any],
     attention_mask: Any,
-    output_weight: torch.Tensor,
-    output_bias: Optional[torch.Tensor],
+    projections: Sequence[torch.nn.Linear],
+    output: torch.nn.Linear,
     rows: numpy.ndarray,
     row_unit: numpy.ndarray,
     n_units: int,
@@ -163,17 +185,21 @@ def local_means(
     """``(n_units, width)`` float32 vectors of the units (module docstring).
 
     parts: one layer's ``(input, query, key, value)`` arrays of ``capture.LOCAL``, then
-        its two position bias arrays where the model has them.
+        its two position bias arrays where the model has them. Queries, keys and values
+        of 0 rows a window are computed again from the input with ``projections``.
     attention_mask: ``(n_windows, L)`` of the windows.
-    output_weight, output_bias: the layer's attention output projection.
+    projections: the layer's query, key and value modules.
+    output: the layer's attention output projection.
     rows, row_unit: the doc's wordpiece rows (``window * L + position``) and the unit of
         each (``topics.mean_vectors``). A unit without wordpieces gets zeros.
 
-    The windows are read ``WINDOWS_PER_CHUNK`` at a time, each chunk's rows summed per
-    unit at once, so what this adds to the memory of the captured arrays does not grow
-    with the document beyond one vector per unit.
+    The windows are read ``WINDOWS_PER_CHUNK`` at a time (the queries, keys and values
+    that are computed again, a chunk's at a time), each chunk's rows summed per unit at
+    once, so what this adds to the memory of the captured arrays does not grow with the
+    document beyond one vector per unit.
     """
-    hidden, query, key, value = (torch.as_tensor(p) for p in parts[:4])
+    hidden = torch.as_tensor(parts[0])
+    given = [torch.as_tensor(p) for p in parts[1:4]]
     bias = [torch.as_tensor(p) for p in parts[4:6]] if len(parts) > 4 else None
     mask = torch.as_tensor(attention_mask)
     n_windows, length = mask.shape
@@ -181,6 +207,10 @@ def local_means(
     rows = numpy.asarray(rows, dtype="int64")
     row_unit = numpy.asarray(row_unit, dtype="int64")
     units = torch.as_tensor(row_units(rows, row_unit, (n_windows, length)))
+    weights = [
+        _weights(module) if p.shape[1] == 0 else None
+        for p, module in zip(given, projections, strict=True)
+    ]
     # per unit: the sum of its rows of the layer's input, then of the head outputs
     sums = numpy.zeros((n_units, 2 * width), dtype="float64")
     for a in range(0, n_windows, WINDOWS_PER_CHUNK):
@@ -188,10 +218,16 @@ def local_means(
         chosen = (rows >= a * length) & (rows < b * length)
         if not chosen.any():
             continue
+        inputs = hidden[a:b].float()
+        real = mask[a:b] > 0
+        query, key, value = (
+            project(inputs, real, w) if w is not None else p[a:b]
+            for p, w in zip(given, weights, strict=True)
+        )
         context = local_context(
-            query[a:b],
-            key[a:b],
-            value[a:b],
+            query,
+            key,
+            value,
             units[a:b],
             mask[a:b],
             n_heads,
@@ -200,7 +236,7 @@ def local_means(
         local = rows[chosen] - a * length
         pairs = numpy.concatenate(
             [
-                hidden[a:b].float().reshape(-1, width).numpy()[local],
+                inputs.reshape(-1, width).numpy()[local],
                 context.reshape(-1, width).numpy()[local],
             ],
             axis=1,
@@ -208,8 +244,8 @@ def local_means(
         sums += group_sums(pairs, row_unit[chosen], n_units)
     counts = numpy.bincount(row_unit, minlength=n_units)
     pooled = sums / numpy.maximum(counts, 1)[:, None]
-    weight = output_weight.detach().float().cpu().numpy()
-    means = pooled[:, :width] + pooled[:, width:] @ weight.T
-    if output_bias is not None:
-        means += output_bias.detach().float().cpu().numpy()
+    out_weight, out_bias = _weights(output)
+    means = pooled[:, :width] + pooled[:, width:] @ out_weight.numpy().T
+    if out_bias is not None:
+        means += out_bias.numpy()
     return (means * (counts > 0)[:, None]).astype("float32")

@@ -20,6 +20,7 @@ from transformers import AutoModel
 
 from spacy_attnseg import capture, local, topics
 from spacy_attnseg.capture import HIDDEN, LOCAL, CaptureRequest
+from spacy_attnseg.components import segmenter as segmenter_module
 from spacy_attnseg.families import get_family
 from spacy_attnseg.loading import embedded_model_path, load_pipeline
 from spacy_attnseg.local import offset_bias, row_units
@@ -56,11 +57,13 @@ def same_sentence_keys(doc: Any, shape: tuple) -> numpy.ndarray:
     return (unit[:, :, None] == unit[:, None, :]) | (unit[:, None, :] < 0)
 
 
+@pytest.mark.parametrize("budget", [None, 0], ids=["projections", "input-only"])
 @pytest.mark.parametrize("chunk", [None, 300], ids=["batch", "chunks"])
 @pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta", "mpnet"])
 def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
     model_type: str,
     chunk: Optional[int],
+    budget: Optional[int],
     tiny_model_dir: Any,
     build_nlp: Any,
     sample_text: str,
@@ -69,9 +72,20 @@ def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
     """Each sentence's vector is the mean over its wordpieces of the last layer's input
     plus the output projection of that layer's head outputs, each wordpiece attending
     only to its own sentence and the special tokens (MPNet: with its position bias);
-    also where the windows run in chunks of about two (``capture.CHUNK_WORDPIECES``)."""
+    also where the windows run in chunks of about two (``capture.CHUNK_WORDPIECES``),
+    and where the hooks keep only the layer's input, whose queries, keys and values are
+    computed again (``capture.LOCAL_PROJECTION_BYTES``)."""
     if chunk is not None:
         monkeypatch.setattr(capture, "CHUNK_WORDPIECES", chunk)
+    if budget is not None:
+        monkeypatch.setattr(capture, "LOCAL_PROJECTION_BYTES", budget)
+    kept: List[int] = []  # rows a window of the queries, keys and values handed over
+
+    def recorded(parts: Any, *args: Any, **kwargs: Any) -> Any:
+        kept.extend(numpy.asarray(p).shape[1] for p in parts[1:4])
+        return local.local_means(parts, *args, **kwargs)
+
+    monkeypatch.setattr(segmenter_module, "local_means", recorded)
     model_dir = tiny_model_dir(model_type)
     # (a low threshold: random weights find few sentences otherwise)
     nlp = build_nlp(model_dir, segmenter={"threshold": 0.2, "min_sents": 1})
@@ -103,6 +117,7 @@ def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
     expected = numpy.stack([flat[rows].mean(axis=0) for rows in sentence_rows(doc)])
     assert len(expected) >= 3
     numpy.testing.assert_allclose(means, expected, rtol=1e-4, atol=1e-4)
+    assert kept and all((rows == 0) == (budget == 0) for rows in kept)
     # the mask matters: the whole window's attention gives other vectors
     _, full = reference_attention(hidden, None, n_heads, mask, modules=qkv, bias=bias)
     full_rows = (hidden + linear(full, modules.output)).reshape(flat.shape)
@@ -110,11 +125,15 @@ def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
     assert numpy.abs(unmasked - expected).max() > 1e-2
 
 
+@pytest.mark.parametrize("budget", [None, 0], ids=["projections", "input-only"])
 def test_minilm_local_vectors_equal_the_modules_own_attention(
-    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch
+    minilm_nlp: Any, monkeypatch: pytest.MonkeyPatch, budget: Optional[int]
 ) -> None:
     """On MiniLM (the ``attention`` pipeline's own sentences): the vectors equal what
-    the last BERT layer's own attention module gives with a mask of each sentence."""
+    the last BERT layer's own attention module gives with a mask of each sentence,
+    whether the hooks keep its queries, keys and values or only its input."""
+    if budget is not None:
+        monkeypatch.setattr(capture, "LOCAL_PROJECTION_BYTES", budget)
     text = (
         "The committee approved the new budget for the city library. Funding for books "
         "rose by ten percent. My cat refuses to eat dry food. She waits by the fridge "

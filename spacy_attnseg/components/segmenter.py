@@ -614,13 +614,17 @@ class AttnSegmenter(AttentionPipe):
         parts = [to_numpy(a) for a in output[LOCAL][k * per_layer : (k + 1) * per_layer]]
         family = get_family(hf_model)
         assert family is not None, "the hooks captured a layer of a known family"
-        projection = cast(torch.nn.Linear, family.layers(hf_model)[n_layers - 1].output)
+        modules = family.layers(hf_model)[n_layers - 1]
+        linear = [
+            cast(torch.nn.Linear, module)
+            for module in (modules.query, modules.key, modules.value, modules.output)
+        ]
         rows, tokens = aligned_rows(trf_data.align)
         return local_means(
             parts,
             to_numpy(trf_data.wordpieces.attention_mask),
-            projection.weight,
-            projection.bias,
+            linear[:3],
+            linear[3],
             rows,
             sentence_of_token[tokens],
             n_sents,
