@@ -150,12 +150,40 @@ def with_meta(record: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
     return {**record, "meta": meta} if meta else record
 
 
+#: Characters of text in one batch at most (a longer document runs alone): what a batch
+#: holds in memory (the transformer's outputs, the captured arrays) grows with its text,
+#: so a run of long documents (books) goes through one or a few at a time, whatever the
+#: number of documents a batch may hold.
+BATCH_CHARACTERS = 200_000
+
+
+def text_batches(
+    items: Iterable[Tuple[str, Dict[str, Any]]], batch_size: int, max_chars: int
+) -> Iterator[List[Tuple[str, Dict[str, Any]]]]:
+    """Consecutive batches of ``(text, meta)`` items, in order: at most ``batch_size``
+    items and, unless one item is longer by itself, ``max_chars`` characters each."""
+    batch: List[Tuple[str, Dict[str, Any]]] = []
+    chars = 0
+    for item in items:
+        size = len(item[0])
+        if batch and (len(batch) >= batch_size or chars + size > max_chars):
+            yield batch
+            batch, chars = [], 0
+        batch.append(item)
+        chars += size
+    if batch:
+        yield batch
+
+
 def pipe_docs(
     nlp: Language, texts: Iterable[Item], batch_size: int
 ) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
-    """``(doc, meta)`` for every item of ``texts``, through ``nlp.pipe``."""
+    """``(doc, meta)`` for every item of ``texts``, through ``nlp.pipe``, in batches of
+    ``text_batches`` (at most ``batch_size`` documents and ``BATCH_CHARACTERS``
+    characters)."""
     pairs = (item if isinstance(item, tuple) else (item, {}) for item in texts)
-    return nlp.pipe(pairs, batch_size=batch_size, as_tuples=True)
+    for batch in text_batches(pairs, batch_size, BATCH_CHARACTERS):
+        yield from nlp.pipe(batch, batch_size=len(batch), as_tuples=True)
 
 
 def pipe_records(

@@ -20,14 +20,21 @@ from typing import Any, Dict, Iterator, List
 
 import numpy
 import pytest
+import spacy
 import torch
 from conftest import REPO, ewt_texts, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import DocBin
 
-from spacy_attnseg import load_pipeline
-from spacy_attnseg.records import chunk_records, chunk_sizer, segments_key, sentence_record
+from spacy_attnseg import load_pipeline, records
+from spacy_attnseg.records import (
+    chunk_records,
+    chunk_sizer,
+    segments_key,
+    sentence_record,
+    text_batches,
+)
 from spacy_attnseg.scale import WORKER_ENVIRON, Job, partition_size, partitions, run
 
 BATCH = 4
@@ -79,6 +86,43 @@ def test_partitions_cover_the_input_in_whole_batches(n: int, size: int, batch: i
     assert [x for _, part in parts for x in part] == items
     assert [first for first, _ in parts] == list(range(0, n, size))
     assert all(len(part) == size for _, part in parts[:-1])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=25), st.integers(1, 6), st.integers(1, 40))
+def test_text_batches_keep_the_order_within_both_limits(
+    sizes: List[int], batch: int, max_chars: int
+) -> None:
+    items = [("x" * size, {"n": n}) for n, size in enumerate(sizes)]
+    batches = list(text_batches(iter(items), batch, max_chars))
+    assert [item for part in batches for item in part] == items
+    for part in batches:
+        chars = sum(len(text) for text, _ in part)
+        assert len(part) <= batch and (chars <= max_chars or len(part) == 1)
+    for a, b in zip(batches[:-1], batches[1:], strict=True):  # each full before the next
+        chars = sum(len(text) for text, _ in a)
+        assert len(a) == batch or chars + len(b[0][0]) > max_chars
+
+
+def test_long_documents_run_in_batches_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of long documents goes through ``nlp.pipe`` one or a few at a time
+    (``records.BATCH_CHARACTERS``), in order, with their metadata."""
+    nlp = spacy.blank("en")
+    seen: List[int] = []
+    pipe = nlp.pipe
+
+    def counted(items: Any, **kwargs: Any) -> Any:
+        if kwargs.get("as_tuples"):  # (spaCy calls pipe again on the texts alone)
+            seen.append(len(items))
+        return pipe(items, **kwargs)
+
+    monkeypatch.setattr(nlp, "pipe", counted)
+    monkeypatch.setattr(records, "BATCH_CHARACTERS", 100)
+    texts = ["Short one."] * 3 + ["Long. " * 30, ("Long too. " * 20, {"id": 7})] + ["End."] * 2
+    out = list(records.pipe_docs(nlp, texts, batch_size=4))
+    assert [doc.text for doc, _ in out] == [t if isinstance(t, str) else t[0] for t in texts]
+    assert out[4][1] == {"id": 7} and out[0][1] == {}
+    assert seen == [3, 1, 1, 2]
 
 
 def test_job_rejects_unknown_values() -> None:
