@@ -615,16 +615,16 @@ class AttnSegmenter(AttentionPipe):
         family = get_family(hf_model)
         assert family is not None, "the hooks captured a layer of a known family"
         modules = family.layers(hf_model)[n_layers - 1]
-        linear = [
+        query, key, value, projection = (
             cast(torch.nn.Linear, module)
             for module in (modules.query, modules.key, modules.value, modules.output)
-        ]
+        )
         rows, tokens = aligned_rows(trf_data.align)
         return local_means(
             parts,
             to_numpy(trf_data.wordpieces.attention_mask),
-            linear[:3],
-            linear[3],
+            (query, key, value),
+            projection,
             rows,
             sentence_of_token[tokens],
             n_sents,
