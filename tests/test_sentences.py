@@ -283,6 +283,34 @@ def test_hard_wrapped() -> None:
     assert not hard_wrapped(docs[0].text.replace("\n", " "))
 
 
+@pytest.mark.parametrize("n_lines", [3, 4, 8])
+def test_lines_of_records_are_not_hard_wrapped(default_nlp: Any, n_lines: int) -> None:
+    """A log whose lines open with a time stamp (each next line's first word too long
+    to have fitted on the line before, as in hard-wrapped text) is lines of records:
+    the default pipeline gives one sentence a line, the time stamp kept with its
+    message. Wrapped prose whose lines open with numbers of different shapes stays
+    hard-wrapped."""
+    messages = [
+        "INFO started server",
+        "WARN disk almost full",
+        "ERROR failed to write file",
+        "INFO retrying in 5 seconds",
+        "INFO connected to database",
+        "DEBUG query took 12 ms",
+        "INFO request served",
+        "WARN slow response from upstream",
+    ]
+    lines = [f"2024-01-01 12:00:0{i} {m}" for i, m in enumerate(messages[:n_lines])]
+    text = "\n".join(lines) + "\n"
+    assert not hard_wrapped(text)
+    assert [s.text.strip() for s in default_nlp(text).sents] == lines
+    signature = (
+        "Sara Shackleton Enron Wholesale Services\n1400 Smith Street, EB3801a Houston, TX\n"
+        "77002 Ph: (713) 853-5620 Fax: (713)\n646-3490 Thanks. SS"
+    )
+    assert hard_wrapped(signature)
+
+
 def test_unwrapped_lines_need_a_smaller_share() -> None:
     """With a third of its line breaks already ending sentences, a text whose lines
     are the writer's gets a start after every line break; the same share in a
