@@ -17,7 +17,6 @@ files), the same way.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
@@ -127,10 +126,12 @@ def main(argv: Any = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    overrides = {}
-    for item in args.override:
-        key, value = item.split("=", 1)
-        overrides[f"components.attn_segmenter.{key}"] = json.loads(value)
+    from spacy.cli._util import parse_config_overrides
+
+    # (spaCy's parsing of ``--key value``: JSON where it parses, else the string)
+    overrides = parse_config_overrides(
+        [f"--components.attn_segmenter.{item}" for item in args.override]
+    )
     try:
         evaluate(
             args.half,

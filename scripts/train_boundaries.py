@@ -32,30 +32,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
-
-
-def parse_overrides(args: List[str]) -> Dict[str, Any]:
-    """``--a.b value`` pairs into a dict of config overrides (JSON values where they parse)."""
-    overrides: Dict[str, Any] = {}
-    i = 0
-    while i < len(args):
-        key = args[i]
-        if not key.startswith("--") or "." not in key:
-            raise SystemExit(f"unexpected argument {key!r}: use --section.key value")
-        if "=" in key:
-            key, value = key.split("=", 1)
-            i += 1
-        else:
-            if i + 1 >= len(args):
-                raise SystemExit(f"missing value for {key}")
-            value = args[i + 1]
-            i += 2
-        try:
-            overrides[key[2:]] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key[2:]] = value
-    return overrides
+from typing import List
 
 
 def main(argv: List[str] | None = None) -> int:
@@ -70,7 +47,9 @@ def main(argv: List[str] | None = None) -> int:
         help="choose the attn_senter thresholds of model-best on the dev data",
     )
     args, rest = parser.parse_known_args(argv)
-    overrides = parse_overrides(rest)
+    from spacy.cli._util import parse_config_overrides
+
+    overrides = parse_config_overrides(rest)
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import torch
 
