@@ -42,6 +42,8 @@ lint: install
 	$(BIN)/ruff check spacy_attnseg tests scripts paper
 	$(BIN)/ruff format --check spacy_attnseg tests scripts paper
 	$(BIN)/mypy spacy_attnseg
+	$(BIN)/mypy -p paper
+	$(BIN)/mypy scripts
 
 # Headless Chromium for the head view's browser test (tests/test_view.py), from Debian's
 # packages where this runs as root with apt-get; elsewhere that test is skipped.

@@ -299,7 +299,7 @@ def stream_docs(
     yield from zip(articles, nlp.pipe(docs, batch_size=batch_size), strict=True)
 
 
-def layer_similarities(doc: Any, trf: Any, n_heads: int) -> Iterator[Tuple[int, numpy.ndarray]]:
+def layer_similarities(doc: Any, trf: Any, n_heads: int) -> Iterator[Tuple[int, Any]]:
     """``(layer, token similarity matrix)`` of every layer whose head outputs were
     captured for ``doc``: the matrix ``attn_head_pairs`` builds its segments from
     (``similarity.segment_similarity``, all heads, special tokens left out)."""

@@ -214,7 +214,7 @@ def report(
     torch.set_num_threads(threads)
 
     nlp = load_pipeline(model)
-    senter = nlp.get_pipe(component)
+    senter: Any = nlp.get_pipe(component)
     names = senter.feature_names()
     n_layers, n_heads = n_layers_heads(senter.transformer_pipe().model.transformer)
     per_group, per_block = weight_norms(senter, names)

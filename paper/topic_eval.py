@@ -46,6 +46,7 @@ Run by ``scripts/evaluate_topics.py`` (``spacy project run evaluate-segments``):
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import os
 import re
@@ -286,13 +287,13 @@ def run(
         )
         systems["partition (second pass)"] = lambda doc: second.partition(sentences(doc))
         for t in CHONKIE_THRESHOLDS if tune else (CHONKIE,):
-            systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = lambda doc, t=t: (
-                second.chonkie(sentences(doc), t)
+            systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = functools.partial(
+                lambda doc, t: second.chonkie(sentences(doc), t), t=t
             )
     swept = {
         f"attn_segmenter (penalty {p}" + ("" if g is None else f", drift {g}") + ")": (p, g)
         for p in penalties
-        for g in (drifts or [None])
+        for g in ([*drifts] if drifts else [None])
     }
     names = ["attn_segmenter", *swept, "no boundary", *systems]
     if fig5 is not None:
@@ -438,9 +439,10 @@ def evaluate(
         name: run(nlp, fig5, make(), peers, tune, penalties, drifts)
         for name, make in chosen.items()
     }
+    segmenter: Any = nlp.get_pipe("attn_segmenter")
     payload = {
         "half": None if own_sets else half,
-        "settings": {k: v for k, v in nlp.get_pipe("attn_segmenter").cfg.items()},
+        "settings": dict(segmenter.cfg),
         "results": results,
         "threads": threads,
         "load_average": os.getloadavg(),

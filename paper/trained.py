@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import platform
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spacy_attnseg.gold import join_sentences
 
@@ -181,11 +181,11 @@ def short_documents(doc: GoldDocument, size: int) -> List[GoldDocument]:
 
 
 def layout_rows(
-    nlp: Any, variants: Dict[str, Sequence[GoldDocument]], batch_size: int
+    nlp: Any, variants: Mapping[str, Sequence[GoldDocument]], batch_size: int
 ) -> List[Dict[str, Any]]:
     """Boundary P/R/F1 of ``nlp`` on every variant's documents in every layout, and on
     their runs of ``SHORT_SIZES`` sentences in each of ``SHORT_LAYOUTS``."""
-    cases = [(layout, None) for layout in LAYOUTS]
+    cases: List[Tuple[str, Optional[int]]] = [(layout, None) for layout in LAYOUTS]
     cases += [(layout, size) for layout in SHORT_LAYOUTS for size in SHORT_SIZES]
     rows = []
     for variant, docs in variants.items():

@@ -17,6 +17,7 @@ files), the same way.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
@@ -44,9 +45,7 @@ def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, C
         for length in (part.strip() for part in names.split(",") if part.strip()):
             if length not in present:
                 raise SystemExit(f"no Choi documents of {length}-sentence pieces under {root}")
-            sets[f"Choi {length}{suffix}"] = lambda length=length, form=form: choi_docs(
-                root, length, form=form
-            )
+            sets[f"Choi {length}{suffix}"] = functools.partial(choi_docs, root, length, form=form)
     return sets
 
 
