@@ -273,6 +273,13 @@ RECORD_LINE_SHARE = 0.8
 MIN_RECORD_LINES = 2
 DIGITS = re.compile(r"\d+")
 LETTER = re.compile(r"[^\W\d_]")
+
+
+def number_shape(text: str) -> str:
+    """``text`` with every run of digits written ``0``, so that numbers compare equal."""
+    return DIGITS.sub("0", text)
+
+
 # a blank line in running text: ``is_blank_line`` of a whitespace run
 BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
 
@@ -284,7 +291,7 @@ def hard_wrapped(text: str) -> bool:
     a log whose lines open with a time stamp)."""
     paragraphs = [[line.strip() for line in LINE_BREAK.split(p)] for p in BLANK_LINE.split(text)]
     pairs = [(a, b) for lines in paragraphs for a, b in itertools.pairwise(lines) if a and b]
-    shapes = Counter(DIGITS.sub("0", b.split()[0]) for _, b in pairs)
+    shapes = Counter(number_shape(b.split()[0]) for _, b in pairs)
     records = max((n for shape, n in shapes.items() if not LETTER.search(shape)), default=0)
     if not pairs or records >= max(MIN_RECORD_LINES, RECORD_LINE_SHARE * len(pairs)):
         return False

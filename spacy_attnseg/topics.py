@@ -52,12 +52,12 @@ sentences (the partition scans at most 256 runs ending at each unit).
 """
 
 import math
-import re
 from collections import Counter
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
+from .sentences import number_shape
 from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
@@ -128,7 +128,6 @@ def sentence_means(
     return mean_vectors(hidden, rows, sentence_of_token[tokens], n_sents)
 
 
-DIGITS = re.compile(r"\d+")
 # a text repeated this often is the text's pattern (a list, a copied line, a log)
 MIN_COPIES = 3
 # texts that differ in one word are lines of one template ("Item one: check the valve.",
@@ -145,7 +144,7 @@ def repeat_groups(texts: Sequence[str], min_copies: int = MIN_COPIES) -> numpy.n
     (``TEMPLATE_WORDS``: equal but for the same one word); groups that share a text
     merge. Every other text is a group of its own (a sentence quoted once more, or a bare
     number, means what its context gives it)."""
-    words = [DIGITS.sub("0", text.lower()).split() for text in texts]
+    words = [number_shape(text.lower()).split() for text in texts]
     keys: Dict[Tuple[Any, ...], List[int]] = {}
     low, high = TEMPLATE_WORDS
     lines = []  # the texts that may be lines of a template
