@@ -134,6 +134,13 @@ def test_minilm_local_vectors_equal_the_modules_own_attention(
     whether the hooks keep its queries, keys and values or only its input."""
     if budget is not None:
         monkeypatch.setattr(capture, "LOCAL_PROJECTION_BYTES", budget)
+    kept: List[int] = []  # rows a window of the queries, keys and values handed over
+
+    def recorded(parts: Any, *args: Any, **kwargs: Any) -> Any:
+        kept.extend(numpy.asarray(p).shape[1] for p in parts[1:4])
+        return local.local_means(parts, *args, **kwargs)
+
+    monkeypatch.setattr(segmenter_module, "local_means", recorded)
     text = (
         "The committee approved the new budget for the city library. Funding for books "
         "rose by ten percent. My cat refuses to eat dry food. She waits by the fridge "
@@ -157,6 +164,7 @@ def test_minilm_local_vectors_equal_the_modules_own_attention(
     expected = numpy.stack([flat[r].mean(axis=0) for r in sentence_rows(doc)])
     assert len(expected) == 6
     numpy.testing.assert_allclose(means, expected, rtol=1e-4, atol=1e-4)
+    assert kept and all((rows == 0) == (budget == 0) for rows in kept)
     # each piece of two sentences is a segment
     assert [s.start for s in doc.spans["attn_segments"]] == [
         s.start for k, s in enumerate(doc.sents) if k % 2 == 0

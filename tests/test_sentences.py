@@ -288,8 +288,7 @@ def test_lines_of_records_are_not_hard_wrapped(default_nlp: Any, n_lines: int) -
     """A log whose lines open with a time stamp (each next line's first word too long
     to have fitted on the line before, as in hard-wrapped text) is lines of records:
     the default pipeline gives one sentence a line, the time stamp kept with its
-    message. Wrapped prose whose lines open with numbers of different shapes stays
-    hard-wrapped."""
+    message."""
     messages = [
         "INFO started server",
         "WARN disk almost full",
@@ -304,6 +303,11 @@ def test_lines_of_records_are_not_hard_wrapped(default_nlp: Any, n_lines: int) -
     text = "\n".join(lines) + "\n"
     assert not hard_wrapped(text)
     assert [s.text.strip() for s in default_nlp(text).sents] == lines
+
+
+def test_wrapped_lines_opening_with_numbers_of_other_shapes_stay_hard_wrapped() -> None:
+    """Hard-wrapped prose whose lines open with numbers of different shapes (a
+    signature block) is not lines of records."""
     signature = (
         "Sara Shackleton Enron Wholesale Services\n1400 Smith Street, EB3801a Houston, TX\n"
         "77002 Ph: (713) 853-5620 Fax: (713)\n646-3490 Thanks. SS"
