@@ -284,12 +284,19 @@ def number_shape(text: str) -> str:
 BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
 
 
-def hard_wrapped(text: str) -> bool:
+def hard_wrapped(text: str, blocks: Optional[Sequence[Tuple[int, int]]] = None) -> bool:
     """Whether ``text`` has its lines cut at a width (``WRAPPED_FIT_SHARE``), as
     ``textwrap.fill``, e-mail and many plain-text files do; never where that width is
     under ``MIN_WRAP_WIDTH`` characters, nor in lines of records (``RECORD_LINE_SHARE``:
-    a log whose lines open with a time stamp)."""
-    paragraphs = [[line.strip() for line in LINE_BREAK.split(p)] for p in BLANK_LINE.split(text)]
+    a log whose lines open with a time stamp). The lines of its code blocks and Markdown
+    tables (the ``text_blocks`` of more than one line; ``blocks``, if given) play no
+    part: their line breaks are the writer's whether or not the prose around them is
+    wrapped. (A heading is one line: a wrapped line that opens with ``"# "`` stays.)"""
+    blocks = text_blocks(text) if blocks is None else blocks
+    lined = [(a, b) for a, b in blocks if LINE_BREAK.search(text, a, b)]
+    cuts = [0, *(offset for block in lined for offset in block), len(text)]
+    prose = "\n\n".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
+    paragraphs = [[line.strip() for line in LINE_BREAK.split(p)] for p in BLANK_LINE.split(prose)]
     pairs = [(a, b) for lines in paragraphs for a, b in itertools.pairwise(lines) if a and b]
     shapes = Counter(number_shape(b.split()[0]) for _, b in pairs)
     records = max((n for shape, n in shapes.items() if not LETTER.search(shape)), default=0)

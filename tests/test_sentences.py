@@ -283,6 +283,48 @@ def test_hard_wrapped() -> None:
     assert not hard_wrapped(docs[0].text.replace("\n", " "))
 
 
+def wrapped_markdown(sentences: Any, width: int = 72) -> str:
+    """Two hard-wrapped paragraphs of ``sentences`` around a Markdown table of long rows
+    and a fenced code block."""
+    half = len(sentences) // 2
+    rows = "\n".join(
+        f"| `{name}` | the setting chosen on the dev data for each of the models we "
+        f"trained | a long cell with words and numbers such as 3.5 in it |"
+        for name in ("alpha", "beta", "gamma", "delta")
+    )
+    paragraphs = [
+        textwrap.fill(" ".join(part), width, break_on_hyphens=False, break_long_words=False)
+        for part in (sentences[:half], sentences[half:])
+    ]
+    return (
+        f"## Notes\n\n{paragraphs[0]}\n\n| name | meaning | comment |\n|---|---|---|\n{rows}"
+        f"\n\n```python\nx = load(path)\nprint(x)\n```\n\n{paragraphs[1]}"
+    )
+
+
+def test_tables_and_code_do_not_decide_whether_prose_is_wrapped(default_nlp: Any) -> None:
+    """A Markdown table's long rows and a code block's lines are the writer's lines: the
+    hard-wrapped paragraphs around them are still hard-wrapped (EWT dev documents of
+    six sentences or more; one of them, whose prose holds a long URL, is not), and the
+    default pipeline starts hardly a sentence at a line break inside one of their
+    sentences."""
+    from paper.evaluation import read_conllu_documents
+
+    docs = [d for d in read_conllu_documents(EWT_DEV)[:120] if len(d.starts) >= 6]
+    assert len(docs) >= 20
+    texts = [wrapped_markdown(d.sentences()) for d in docs]
+    assert sum(map(hard_wrapped, texts)) >= 0.95 * len(texts)
+    inside = started = 0
+    for doc, gold in zip(default_nlp.pipe(texts), docs, strict=True):
+        words = {s.split()[0] for s in gold.sentences()}
+        for token in doc[1:]:
+            if doc[token.i - 1].text == "\n" and not token.text.startswith(("|", "`", "print")):
+                inside += token.text not in words
+                started += token.text not in words and token.is_sent_start
+    assert inside >= 100
+    assert started <= 0.05 * inside
+
+
 @pytest.mark.parametrize("n_lines", [3, 4, 8])
 def test_lines_of_records_are_not_hard_wrapped(default_nlp: Any, n_lines: int) -> None:
     """A log whose lines open with a time stamp (each next line's first word too long
