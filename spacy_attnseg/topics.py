@@ -448,7 +448,11 @@ def enforce_limits(
     ``max_sents`` sentences or ``max_tokens`` wordpieces at their best gap (the split
     that lowers the cost of ``vectors`` most; of equal ones, the nearest to the middle
     in wordpieces) until each fits or is one sentence. With ``allowed`` (per sentence),
-    a split goes before a sentence where it is True, if the segment has one."""
+    a split goes before a sentence where it is True, if the segment has one. A segment
+    without one (headings and the one sentence they head: ``allowed`` is False after a
+    heading) that holds too many wordpieces, but not too many sentences, stays whole
+    where its headings alone fit, for the caller to cut inside the sentence
+    (``split_tokens``): a heading stays with its text."""
     if max_sents <= 0 and max_tokens <= 0:
         return sorted(starts)
     n = len(sent_sizes)
@@ -464,8 +468,16 @@ def enforce_limits(
         too_long = max_tokens > 0 and cum[b] - cum[a] > max_tokens
         if (too_many or too_long) and b - a > 1:
             splits, gains = cost.gains(a, b)
-            if may_start[splits].any():
-                splits, gains = splits[may_start[splits]], gains[may_start[splits]]
+            keep = may_start[splits]
+            if not keep.any() and not too_many:
+                # headings and the one sentence they head: whole where the headings
+                # fit, for the caller to cut inside that sentence
+                if cum[b - 1] - cum[a] <= max_tokens:
+                    out += [a] if a > 0 else []
+                    continue
+                keep = splits < b - 1  # headings too long themselves: among them
+            if keep.any():
+                splits, gains = splits[keep], gains[keep]
             # among equally good gaps (repeated text), the one nearest the middle
             best = numpy.flatnonzero(gains >= gains.max() - 1e-9 * max(1.0, abs(gains.max())))
             middle = (cum[a] + cum[b]) / 2

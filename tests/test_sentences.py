@@ -529,6 +529,29 @@ def test_markdown_blocks_are_sentences_and_long_ones_chunk_at_rows(default_nlp: 
     assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
 
 
+def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
+    """A heading whose table, or whose one long sentence, is longer than ``max_tokens``
+    opens the first of its chunks, which are cut inside the table (at a row) or the
+    sentence: no chunk holds a heading alone."""
+    from spacy_attnseg import load_pipeline
+    from spacy_attnseg.records import chunks
+
+    rows = "\n".join(f"| item {i} | the valve was checked. Then it was closed |" for i in range(30))
+    sentence = " ".join(f"valve {i} was checked by the night shift and closed" for i in range(12))
+    text = (
+        f"## Valve results\n\n| item | result |\n|---|---|\n{rows}\n\n"
+        f"## Summary\n\nEvery {sentence}.\n\n## Notes\n\nThe table is kept for a year."
+    )
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    records = list(chunks(nlp, [text]))
+    assert "".join(r["text"] for r in records) == text
+    assert all(r["n_tokens"] <= 64 for r in records)
+    texts = [r["text"] for r in records]
+    assert texts[0].startswith("## Valve results\n\n| item | result |\n|---|---|\n| item 0 |")
+    assert any(t.startswith("## Summary\n\nEvery valve 0 was checked") for t in texts)
+    assert not [t for t in texts if t.strip() in ("## Valve results", "## Summary")]
+
+
 def test_a_short_list_without_punctuation(default_nlp: Any) -> None:
     """The default pipeline on a list of three short items without punctuation, where
     the model alone starts a sentence inside the second (``"Walk | the dog"``)."""

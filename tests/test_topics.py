@@ -282,6 +282,14 @@ def test_enforce_limits_keeps_a_heading_with_its_text() -> None:
     assert topics.enforce_limits([], same, sizes, max_tokens=9, allowed=allowed) == [7]
     allowed[1:] = False  # no allowed split: the limits still apply
     assert topics.enforce_limits([], same, sizes, max_tokens=8, allowed=allowed) == [8]
+    # a heading and the one sentence it heads, too long together: whole, for the caller
+    # to cut inside the sentence; with max_sents, split
+    sizes = numpy.array([3, 12])
+    heads = numpy.array([True, False])
+    assert topics.enforce_limits([], same[:2], sizes, max_tokens=8, allowed=heads) == []
+    assert topics.enforce_limits([], same[:2], sizes, max_sents=1, allowed=heads) == [1]
+    sizes[0] = 9  # a heading longer than the limit by itself
+    assert topics.enforce_limits([], same[:2], sizes, max_tokens=8, allowed=heads) == [1]
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -561,6 +561,7 @@ class AttnSegmenter(AttentionPipe):
             ],
             dtype=bool,
         )
+        heads = bare if headings is None else (headings > 0) | bare
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
@@ -577,7 +578,7 @@ class AttnSegmenter(AttentionPipe):
             n_segments=cfg["n_segments"],
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
-            headings=bare if headings is None else (headings > 0) | bare,
+            headings=heads,
             joined=(numpy.bincount(repeats)[repeats] > 1) | bare,
             breaks=breaks,
         )
@@ -588,12 +589,15 @@ class AttnSegmenter(AttentionPipe):
         ):
             cuts = [start]
             if cfg["max_tokens"] and token_sizes[start:end].sum() > cfg["max_tokens"]:
-                lines = [starts_line(doc, i) for i in range(start, end)]
+                lines = numpy.array([starts_line(doc, i) for i in range(start, end)])
+                # no cut between the headings that open the segment and their text
+                k = int(numpy.searchsorted(sent_starts, start))
+                while k + 1 < n_sents and heads[k] and sent_starts[k + 1] < end:
+                    k += 1
+                lines[: int(sent_starts[k]) - start + 1] = False
                 cuts += [
                     start + c
-                    for c in topics.split_tokens(
-                        token_sizes[start:end], cfg["max_tokens"], numpy.array(lines)
-                    )
+                    for c in topics.split_tokens(token_sizes[start:end], cfg["max_tokens"], lines)
                 ]
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
