@@ -101,7 +101,12 @@ class TokenClasses:
     * ``blank``: a whitespace token holding two or more line breaks (a paragraph break);
     * ``space``: a whitespace token;
     * ``terminal``: an ``UNAMBIGUOUS_FINAL`` mark (``。``, ``؟``, ...), which always ends
-      its sentence.
+      its sentence;
+    * ``closes``: a Markdown emphasis marker that closes the word before it (``"a
+      *word*: b"``; not after final punctuation, as in ``"*Stop.* Go"``): it
+      ``continues``, and a start the model puts on it is dropped rather than moved on
+      (``placed_starts``). One that opens the word after it (whitespace or the start of
+      the Doc before it) ``opens``.
     """
 
     continues: numpy.ndarray
@@ -109,6 +114,7 @@ class TokenClasses:
     blank: numpy.ndarray
     space: numpy.ndarray
     terminal: numpy.ndarray
+    closes: numpy.ndarray
 
 
 _CLASS_ATTRS = [ORTH, IS_SPACE, IS_LEFT_PUNCT, IS_RIGHT_PUNCT, IS_QUOTE, SPACY]
@@ -120,6 +126,10 @@ def _string_ids(texts: Any) -> numpy.ndarray:
 
 _FINAL_IDS = _string_ids(SENTENCE_FINAL)
 _TERMINAL_IDS = _string_ids(UNAMBIGUOUS_FINAL)
+# Markdown's emphasis markers as spaCy's tokenizer splits them ("**bold**": "*", "*",
+# "bold", "*", "*")
+EMPHASIS = frozenset(["*", "**", "***", "_", "__", "___"])
+_EMPHASIS_IDS = _string_ids(EMPHASIS)
 
 
 def sentence_final(doc: Doc) -> numpy.ndarray:
@@ -173,7 +183,7 @@ def token_classes(doc: Doc) -> TokenClasses:
     n = len(doc)
     if n == 0:
         empty = numpy.zeros(0, dtype=bool)
-        return TokenClasses(empty, empty, empty, empty, empty)
+        return TokenClasses(empty, empty, empty, empty, empty, empty)
     values = doc.to_array(_CLASS_ATTRS).reshape((n, len(_CLASS_ATTRS)))
     final = numpy.isin(values[:, 0], _FINAL_IDS)
     space, left, right, quote = (values[:, k].astype(bool) for k in range(1, 5))
@@ -186,11 +196,31 @@ def token_classes(doc: Doc) -> TokenClasses:
     for a, b in reference_markers(doc, values[:, 0], final, continues):
         continues[a:b] = True
         opens[a:b] = False
+    closes = numpy.zeros(n, dtype=bool)
+    for a, b in emphasis_runs(values[:, 0], values[:, 5] == 0):
+        if attached[a]:
+            continues[a:b], opens[a:b] = True, False
+            closes[a:b] = not final[a - 1]
+        elif b < n and values[b - 1, 5] == 0 and not space[b]:
+            continues[a:b], opens[a:b] = False, True
     blank = numpy.zeros(n, dtype=bool)
     for i in numpy.flatnonzero(space).tolist():
         blank[i] = is_blank_line(doc[i])
     terminal = numpy.isin(values[:, 0], _TERMINAL_IDS)
-    return TokenClasses(continues, opens, blank, space, terminal)
+    return TokenClasses(continues, opens, blank, space, terminal, closes)
+
+
+def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int, int]]:
+    """``(start, end)`` token ranges of the runs of ``EMPHASIS`` tokens (``orths``: each
+    token's ORTH id) with no whitespace between them (``joined``: per token, no
+    whitespace after it)."""
+    runs: List[Tuple[int, int]] = []
+    for i in numpy.flatnonzero(numpy.isin(orths, _EMPHASIS_IDS)).tolist():
+        if runs and runs[-1][1] == i and joined[i - 1]:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
 
 
 PARAGRAPH_SEPARATOR = "\u2029"
@@ -637,8 +667,11 @@ def placed_starts(
     values = out.tolist()
     carry = len(doc) > 0 and terminal[0]
     seen_text = len(doc) > 0 and not space[0]
+    closes = classes.closes.tolist()
     for i in range(1, len(values)):
-        if continues[i]:
+        if closes[i]:
+            values[i] = 0
+        elif continues[i]:
             carry = (
                 carry
                 or bool(values[i])
@@ -797,6 +830,17 @@ def _marker(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Optional[Marker]:
     return Marker(item_numbers(found.group("item")), found.group("bullet") in BULLETS)
 
 
+def _bullet(doc: Doc, a: int, b: int) -> bool:
+    """Whether ``doc[a:b]`` is one bullet from ``LINE_BULLETS`` that starts a line, with
+    a space (not a line break) after it."""
+    return (
+        b - a == 1
+        and doc[a].text in LINE_BULLETS
+        and starts_line(doc, a)
+        and doc[a].whitespace_ != ""
+    )
+
+
 def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]:
     """The item numbers of the list marker that ``doc[a:b]`` begins with, if any."""
     for k in range(min(MARKER_TOKENS, b - a - 1), 0, -1):
@@ -862,7 +906,8 @@ def join_list_markers(
     (``LIST_MARKER``: ``"2."``, ``"b)"``, ``"(iv)"``, ``"• 9."``) starting the sentence
     of its item, where the item follows it on the same line:
 
-    * a sentence that is only a marker joins the item after it;
+    * a sentence that is only a marker, or only a bullet from ``LINE_BULLETS`` at the
+      start of a line (``"* Item"``, ``"- *Item*"``), joins the item after it;
     * a marker that ends a longer sentence moves to the start of the next one when it
       opens an item: it has a bullet from ``BULLETS``, it begins a line, it follows
       sentence-final punctuation, or it follows on the marker the sentence begins with
@@ -878,7 +923,7 @@ def join_list_markers(
 
     # the first token starts the Doc's first sentence, marked or not
     for a, b in itertools.pairwise([0, *_later_starts(out)]):
-        if not space[b - 1] and _marker(doc, a, b, space) is not None:
+        if not space[b - 1] and (_marker(doc, a, b, space) is not None or _bullet(doc, a, b)):
             out[b] = 0
     final: Optional[numpy.ndarray] = None  # (follows_final, read once a marker ends one)
     first = 0  # the start of the sentence before b

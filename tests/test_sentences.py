@@ -30,6 +30,7 @@ from spacy_attnseg.sentences import (
     next_starts,
     normalised_window_scores,
     paragraph_starts,
+    placed_starts,
     sentence_scores,
     sentence_starts,
     sentence_texts,
@@ -550,6 +551,56 @@ def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
     assert texts[0].startswith("## Valve results\n\n| item | result |\n|---|---|\n| item 0 |")
     assert any(t.startswith("## Summary\n\nEvery valve 0 was checked") for t in texts)
     assert not [t for t in texts if t.strip() in ("## Valve results", "## Summary")]
+
+
+def test_markdown_emphasis_classes() -> None:
+    """An emphasis marker attached to the word after it opens; one attached to the word
+    before it continues, and a start put on it is dropped, unless final punctuation
+    comes before it (``"*Stop.* Go"``), where the start moves on. Spaced ones (a bullet,
+    a product) are neither."""
+    doc = EN("- *Topic one*: **Note:** a * b _x_ *Stop.* Go")
+    texts = [t.text for t in doc]
+    classes = token_classes(doc)
+    opened = [i for i in range(len(doc)) if classes.opens[i]]
+    closed = [i for i in range(len(doc)) if classes.closes[i]]
+    assert [texts[i] for i in opened] == ["*", "*", "*", "_", "*"]
+    assert opened[:3] == [1, 6, 7]
+    product = texts.index("a") + 1
+    assert not classes.opens[product] and not classes.continues[product]
+    assert [texts[i] for i in closed] == ["*", "*", "_"]
+    assert all(classes.continues[closed]) and not classes.continues[[0, 14]].any()
+    stop = texts.index("Stop")
+    assert classes.continues[stop + 2] and not classes.closes[stop + 2]
+    starts = numpy.zeros(len(doc), dtype="int32")
+    starts[[closed[0], stop + 2]] = 1
+    placed = placed_starts(doc, starts, paragraph_breaks=True)
+    assert numpy.flatnonzero(placed).tolist() == [stop + 3]
+
+
+def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
+    """The default pipeline on Markdown lists and emphasis: a ``"* "`` bullet is not a
+    sentence of its own, nor an item's emphasised opening words."""
+    cases = {
+        "Some text here.\n\n* A short text of three lines takes the rule.\n"
+        "* Another item is here.": [
+            "Some text here.",
+            "* A short text of three lines takes the rule.",
+            "* Another item is here.",
+        ],
+        "- *Topic boundaries inside a sentence*: 58 of the synthetic set's 360 topic "
+        "changes fall inside one sentence.\n- *A trained gap scorer*: a logistic "
+        "regression per gap between units.": [
+            "- *Topic boundaries inside a sentence*: 58 of the synthetic set's 360 topic "
+            "changes fall inside one sentence.",
+            "- *A trained gap scorer*: a logistic regression per gap between units.",
+        ],
+        "**Note:** the model runs once. **Warning:** do not run it twice.": [
+            "**Note:** the model runs once.",
+            "**Warning:** do not run it twice.",
+        ],
+    }
+    for text, sentences in cases.items():
+        assert [s.text.strip() for s in default_nlp(text).sents] == sentences
 
 
 def test_a_short_list_without_punctuation(default_nlp: Any) -> None:
