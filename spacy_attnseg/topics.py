@@ -443,11 +443,15 @@ def enforce_limits(
     max_sents: int = 0,
     max_tokens: int = 0,
     allowed: Optional[numpy.ndarray] = None,
+    min_sents: int = 1,
 ) -> List[int]:
     """Split segments (sentence starts ``starts``, 0 excluded) that hold more than
     ``max_sents`` sentences or ``max_tokens`` wordpieces at their best gap (the split
     that lowers the cost of ``vectors`` most; of equal ones, the nearest to the middle
-    in wordpieces) until each fits or is one sentence. With ``allowed`` (per sentence),
+    in wordpieces) until each fits or is one sentence. The gap leaves ``min_sents``
+    sentences or more on each side where the segment has such a gap: otherwise a short
+    sentence unlike its neighbours (a fragment, a line of figures) is cut off on both
+    sides, a chunk of its own. With ``allowed`` (per sentence),
     a split goes before a sentence where it is True, if the segment has one. A segment
     without one (headings and the one sentence they head: ``allowed`` is False after a
     heading) that holds too many wordpieces, but not too many sentences, stays whole
@@ -478,6 +482,9 @@ def enforce_limits(
                 keep = splits < b - 1  # headings too long themselves: among them
             if keep.any():
                 splits, gains = splits[keep], gains[keep]
+            wide = (splits - a >= min_sents) & (b - splits >= min_sents)
+            if wide.any():
+                splits, gains = splits[wide], gains[wide]
             # among equally good gaps (repeated text), the one nearest the middle
             best = numpy.flatnonzero(gains >= gains.max() - 1e-9 * max(1.0, abs(gains.max())))
             middle = (cum[a] + cum[b]) / 2
@@ -690,7 +697,13 @@ def segment(
     sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     allowed = numpy.concatenate([[True], ~heads[:-1]])
     starts = enforce_limits(
-        starts, vectors, sizes, max_sents=max_sents, max_tokens=max_tokens, allowed=allowed
+        starts,
+        vectors,
+        sizes,
+        max_sents=max_sents,
+        max_tokens=max_tokens,
+        allowed=allowed,
+        min_sents=max(1, min_sents),
     )
     starts = [0] + starts
     return starts, boundary_scores(vectors, starts, penalty, scale, drift)

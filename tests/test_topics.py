@@ -292,6 +292,22 @@ def test_enforce_limits_keeps_a_heading_with_its_text() -> None:
     assert topics.enforce_limits([], same[:2], sizes, max_tokens=8, allowed=heads) == [1]
 
 
+def test_enforce_limits_keeps_min_sents_on_each_side() -> None:
+    """A short sentence unlike its neighbours (a fragment) in a segment over the cap:
+    the best gaps cut it off on both sides, a segment of one sentence; with
+    ``min_sents`` 2 every piece keeps two sentences or more, each within the cap."""
+    vectors = numpy.zeros((12, 3))
+    vectors[6] = [10.0, 0.0, 0.0]
+    sizes = numpy.ones(12, dtype="int64")
+    for min_sents, shortest in ((1, 1), (2, 2)):
+        starts = topics.enforce_limits([], vectors, sizes, max_tokens=5, min_sents=min_sents)
+        lengths = numpy.diff([0, *starts, 12])
+        assert lengths.min() == shortest and lengths.max() <= 5
+    # with no gap that leaves two on each side, the limit still wins
+    starts = topics.enforce_limits([], vectors[:3], sizes[:3], max_tokens=2, min_sents=2)
+    assert numpy.diff([0, *starts, 3]).max() <= 2
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_boundary_after_a_heading_moves_before_it(seed: int) -> None:
     """Five sentences of one topic, a heading unlike either, six of another: unflagged,
