@@ -312,6 +312,8 @@ def number_shape(text: str) -> str:
 
 # a blank line in running text: ``is_blank_line`` of a whitespace run
 BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
+# the quotation marks that open a quoted line of e-mail or Markdown ("> ", ">> ", "> > ")
+QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
 
 def hard_wrapped(text: str, blocks: Optional[Sequence[Tuple[int, int]]] = None) -> bool:
@@ -321,12 +323,17 @@ def hard_wrapped(text: str, blocks: Optional[Sequence[Tuple[int, int]]] = None) 
     a log whose lines open with a time stamp). The lines of its code blocks and Markdown
     tables (the ``text_blocks`` of more than one line; ``blocks``, if given) play no
     part: their line breaks are the writer's whether or not the prose around them is
-    wrapped. (A heading is one line: a wrapped line that opens with ``"# "`` stays.)"""
+    wrapped. (A heading is one line: a wrapped line that opens with ``"# "`` stays.)
+    Lines are read without their quotation prefix (``QUOTE_PREFIX``: ``"> "``, ``">> "``):
+    quoted text is wrapped or not as its own lines are."""
     blocks = text_blocks(text) if blocks is None else blocks
     lined = [(a, b) for a, b in blocks if LINE_BREAK.search(text, a, b)]
     cuts = [0, *(offset for block in lined for offset in block), len(text)]
     prose = "\n\n".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
-    paragraphs = [[line.strip() for line in LINE_BREAK.split(p)] for p in BLANK_LINE.split(prose)]
+    paragraphs = [
+        [QUOTE_PREFIX.sub("", line.strip()).strip() for line in LINE_BREAK.split(p)]
+        for p in BLANK_LINE.split(prose)
+    ]
     pairs = [(a, b) for lines in paragraphs for a, b in itertools.pairwise(lines) if a and b]
     shapes = Counter(number_shape(b.split()[0]) for _, b in pairs)
     records = max((n for shape, n in shapes.items() if not LETTER.search(shape)), default=0)
@@ -704,14 +711,38 @@ def line_rules(
     every line break starts one (``lines_end_sentences``) and so does every line that
     opens a list item (``list_lines_start_sentences``); a list marker (``"2."``) is not
     a sentence by itself (``join_list_markers``); with ``paragraph_breaks``, a code
-    block, a heading or a table is one sentence (``blocks_hold_one``). Some of these
+    block, a heading or a table is one sentence (``blocks_hold_one``); a quoted line's
+    ``"> "`` stays with its text (``quotes_open_lines``). Some of these
     read the starts they are given, so they run once, on all of them
     (``layout_starts``, ``decide_starts``)."""
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
     starts = join_list_markers(doc, starts, classes)
-    return blocks_hold_one(doc, starts, classes) if paragraph_breaks else starts
+    if paragraph_breaks:
+        starts = blocks_hold_one(doc, starts, classes)
+    return quotes_open_lines(doc, starts)
+
+
+def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) where a sentence that starts
+    just after the quotation marks that open its line (e-mail's and Markdown's ``"> "``,
+    ``">> "``, ``"> > "``) starts on them instead, so that a quoted line's marks stay
+    with its text rather than ending the sentence before. Returns a new array of
+    ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    i, n = 0, len(doc)
+    while i < n:
+        if doc[i].text == ">" and starts_line(doc, i):
+            j = i
+            while j < n and doc[j].text == ">":
+                j += 1
+            if j < n and out[j] and not doc[j].is_space:
+                out[j], out[i] = 0, 1
+            i = j
+        else:
+            i += 1
+    return out
 
 
 # A Markdown heading's line: ``HEADING_MARK`` after at most three spaces

@@ -553,6 +553,29 @@ def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
     assert not [t for t in texts if t.strip() in ("## Valve results", "## Summary")]
 
 
+def test_quoted_lines_keep_their_marks(default_nlp: Any) -> None:
+    """E-mail's and Markdown's quoted lines: the ``"> "`` that opens a line stays with
+    that line's sentence instead of ending the sentence before (EWT dev documents,
+    wrapped at 72 and quoted); quoted text is hard-wrapped as its own lines are."""
+    from paper.evaluation import read_conllu_documents
+
+    text = "> This is a quoted line that goes on.\n> And a second one here.\n\nThe reply."
+    assert [s.text.strip() for s in default_nlp(text).sents] == [
+        "> This is a quoted line that goes on.",
+        "> And a second one here.",
+        "The reply.",
+    ]
+    docs = [d for d in read_conllu_documents(EWT_DEV)[:120] if len(d.starts) >= 4]
+    wrapped = [textwrap.fill(d.text, 72, break_on_hyphens=False) for d in docs]
+    quoted = ["\n".join("> " + line for line in t.split("\n")) for t in wrapped]
+    assert [hard_wrapped(q) for q in quoted] == [hard_wrapped(t) for t in wrapped]
+    per_line = "\n".join(">> " + s.strip() for s in docs[0].sentences())
+    assert not hard_wrapped(per_line)
+    sents = [s.text.rstrip() for doc in default_nlp.pipe(quoted) for s in doc.sents]
+    assert len(sents) >= 200
+    assert sum(s.endswith(">") for s in sents) <= 0.02 * len(sents)
+
+
 def test_markdown_emphasis_classes() -> None:
     """An emphasis marker attached to the word after it opens; one attached to the word
     before it continues, and a start put on it is dropped, unless final punctuation
