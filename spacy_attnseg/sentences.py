@@ -224,8 +224,10 @@ def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int
 
 
 PARAGRAPH_SEPARATOR = "\u2029"
-# what ends a line: a line feed (also the end of "\r\n") or Unicode's line separator
-LINE_BREAK = re.compile("[\n\u2028]")
+# what ends a line: a line feed, Windows' "\r\n", a carriage return alone (old Mac text),
+# or Unicode's line separator
+LINE_END = r"(?:\r\n|\r(?!\n)|[\n\u2028])"
+LINE_BREAK = re.compile(LINE_END)
 # A text whose non-blank lines are this long or longer (median, in characters) is not
 # hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
 # line breaks ends a paragraph, as in text with one paragraph per line.
@@ -236,7 +238,9 @@ def is_blank_line(token: Any) -> bool:
     """A whitespace token that holds two or more line breaks, or Unicode's paragraph
     separator: a paragraph break."""
     text = token.text
-    return bool(token.is_space and (text.count("\n") >= 2 or PARAGRAPH_SEPARATOR in text))
+    return bool(
+        token.is_space and (len(LINE_BREAK.findall(text)) >= 2 or PARAGRAPH_SEPARATOR in text)
+    )
 
 
 # A text with at least MIN_LINE_BREAKS single line breaks, of which at least
@@ -311,7 +315,7 @@ def number_shape(text: str) -> str:
 
 
 # a blank line in running text: ``is_blank_line`` of a whitespace run
-BLANK_LINE = re.compile(r"\n\s*\n|" + PARAGRAPH_SEPARATOR)
+BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR)
 # the quotation marks that open a quoted line of e-mail or Markdown ("> ", ">> ", "> > ")
 QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
@@ -495,12 +499,14 @@ def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarra
 # WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
 # before: "= x =" is as likely a formula)
 HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
-UNDERLINED = re.compile(r"[^\n]*\S[^\n]*\n[ \t]*([=\-~^*#+])\1{2,}[ \t]*")
+UNDERLINED = re.compile(r"[^\r\n]*\S[^\r\n]*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*")
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
-MEDIAWIKI = re.compile(r"(=(?: ?=){1,5}) ?[^=\n]*[^=\s][^=\n]*? ?\1")
+MEDIAWIKI = re.compile(r"(=(?: ?=){1,5}) ?[^=\r\n]*[^=\s][^=\r\n]*? ?\1")
 # A line that opens or closes a fenced code block (Markdown's ``` or ~~~), and the
 # indentation of a line of an indented one: no heading in either ("# a comment")
-FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)", re.MULTILINE)
+# (a line starts after a line feed, or after a carriage return alone: LINE_START)
+LINE_START = r"(?:^|(?<=\r)(?!\n))"
+FENCE = re.compile(LINE_START + r"[ \t]{0,3}(```|~~~)", re.MULTILINE)
 CODE_INDENT = re.compile(r"(?: {4}|\t)")
 # A paragraph of one line with at most this many words, letters and no closing
 # punctuation at its end is a heading too ("Introduction", "2 Related work").
@@ -551,7 +557,7 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     # odd: after an opening fence line, before its closing one
     out = numpy.searchsorted(fences, points, side="right") % 2 == 1
     for k, offset in enumerate(points.tolist()):
-        line = text.rfind("\n", 0, offset) + 1
+        line = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
         out[k] |= CODE_INDENT.match(text, line) is not None
     return out
 
@@ -745,11 +751,15 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-# A Markdown heading's line: ``HEADING_MARK`` after at most three spaces
-HEADING_LINE = re.compile(r"^[ \t]{0,3}" + HEADING_MARK.pattern + ".*$", re.MULTILINE)
+# A Markdown heading's line: ``HEADING_MARK`` after at most three spaces, to the end of
+# its line (a carriage return ends it too: in text whose lines end in "\r" alone, a
+# heading or a row is one line, not the rest of the text)
+HEADING_LINE = re.compile(
+    LINE_START + r"[ \t]{0,3}" + HEADING_MARK.pattern + r"[^\r\n]*", re.MULTILINE
+)
 # A Markdown table's row: a line that opens with "|" (after at most three spaces); its
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
-TABLE_ROW = re.compile(r"^[ \t]{0,3}\|.*$", re.MULTILINE)
+TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|[^\r\n]*", re.MULTILINE)
 TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
 
 
@@ -764,22 +774,22 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     fences = [m.start() for m in FENCE.finditer(text)]
     for k in range(0, len(fences), 2):
         if k + 1 < len(fences):
-            close = text.find("\n", fences[k + 1])
-            blocks.append((fences[k], len(text) if close < 0 else close))
+            close = LINE_BREAK.search(text, fences[k + 1])
+            blocks.append((fences[k], len(text) if close is None else close.start()))
         else:
             blocks.append((fences[k], len(text)))
     headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     rows: List[Tuple[int, int]] = []
     for m in TABLE_ROW.finditer(text):
-        if rows and text[rows[-1][1] : m.start()] == "\n":
+        if rows and LINE_BREAK.fullmatch(text, rows[-1][1], m.start()):
             rows[-1] = (rows[-1][0], m.end())  # the next row of the same run
         else:
             rows.append((m.start(), m.end()))
     tables = [
         (start, end)
         for start, end in rows
-        if "\n" in text[start:end]
-        and any(map(TABLE_DELIMITER.fullmatch, text[start:end].split("\n")))
+        if LINE_BREAK.search(text, start, end)
+        and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
     found = headings + tables
     code = in_code(text, sorted(start for start, _ in found))

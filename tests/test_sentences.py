@@ -1102,3 +1102,75 @@ def test_sentence_texts_equal_span_texts(text: str, cuts: set) -> None:
     expected = [doc[a:b].text for a, b in zip(starts, ends, strict=True)]
     assert sentence_texts(doc, starts) == expected
     assert sentence_texts(doc, []) == []
+
+
+LINE_PARTS = [
+    "The valve was checked.",
+    "the night shift closed it",
+    "## Results",
+    "| a | b |",
+    "|---|---|",
+    "```",
+    "> quoted text",
+    "- an item",
+    "2. a step",
+    "Title",
+    "=====",
+    "== Section ==",
+    "*Note:* read this",
+    "",
+    "    indented code",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(LINE_PARTS), min_size=1, max_size=12),
+    starts=st.sets(st.integers(0, 80), max_size=10),
+    end=st.sampled_from(["\r\n", "\r"]),
+)
+@example(
+    lines=["## Notes", "", "Meeting notes", "Budget approved", "Next steps"], starts=set(), end="\r"
+)
+def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, end: str) -> None:
+    """Lines that end in Windows' ``"\\r\\n"`` or a lone ``"\\r"`` (old Mac text) are
+    lines: the layout rules give the same starts as for ``"\\n"`` (the tokens match one
+    to one)."""
+    unix = EN("\n".join(lines))
+    other = EN(end.join(lines))
+    assert len(unix) == len(other)
+    predicted = numpy.zeros(len(unix), dtype="int32")
+    predicted[[s for s in starts if s < len(unix)]] = 1
+    for breaks in (True, False):
+        expected = layout_starts(unix, predicted, paragraph_breaks=breaks)
+        assert (
+            layout_starts(other, predicted, paragraph_breaks=breaks).tolist() == expected.tolist()
+        )
+    assert hard_wrapped(other.text) == hard_wrapped(unix.text)
+    assert paragraph_starts(other, [0]).tolist() == paragraph_starts(unix, [0]).tolist()
+
+
+def test_line_ends_do_not_change_the_sentences(default_nlp: Any) -> None:
+    """The default pipeline gives the same sentences to a text whatever its line ends
+    (``"\\n"``, ``"\\r\\n"``, ``"\\r"``): EWT dev documents one sentence per line, without
+    final punctuation, hard-wrapped, and as Markdown pages."""
+    from paper.evaluation import read_conllu_documents
+    from spacy_attnseg.gold import strip_final_punctuation
+
+    docs = [d for d in read_conllu_documents(EWT_DEV)[:16] if len(d.starts) >= 3]
+    texts = []
+    for d in docs:
+        sentences = d.sentences()
+        texts += [
+            "\n".join(sentences),
+            "\n".join(strip_final_punctuation(s).lower() for s in sentences),
+            textwrap.fill(d.text, 72),
+            wrapped_markdown(sentences),
+        ]
+
+    def sentences_of(texts: Any) -> Any:
+        return [[" ".join(s.text.split()) for s in doc.sents] for doc in default_nlp.pipe(texts)]
+
+    expected = sentences_of(texts)
+    for end in ("\r\n", "\r"):
+        assert sentences_of([t.replace("\n", end) for t in texts]) == expected

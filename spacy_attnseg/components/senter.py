@@ -54,6 +54,24 @@ from .base import CaptureReader, install_score_extensions
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
 PREDICT_TOKENS = 4096
 
+
+def read_carriage_returns_as_line_feeds(docs: Sequence[Doc]) -> None:
+    """Give every whitespace lexeme of ``docs`` that holds a carriage return (Windows'
+    ``"\r\n"``, a lone ``"\r"``) the word features (NORM, PREFIX, SUFFIX, SHAPE) of the
+    same whitespace written with line feeds, in the shared vocab: the word embeddings
+    were trained on text whose lines end in ``"\n"``, and a text's line ends should not
+    change its sentences."""
+    for doc in docs:
+        if "\r" not in doc.text:
+            continue
+        vocab = doc.vocab
+        for text in {token.text for token in doc if token.is_space and "\r" in token.text}:
+            lexeme = vocab[text]
+            like = vocab[text.replace("\r\n", "\n").replace("\r", "\n")]
+            lexeme.norm_, lexeme.prefix_ = like.norm_, like.prefix_
+            lexeme.suffix_, lexeme.shape_ = like.suffix_, like.shape_
+
+
 # The factory's default model: the architecture of the shipped weights, as in the
 # shipped configs/attn_senter.cfg (one place for it).
 DEFAULT_MODEL = load_config(CONFIGS / "attn_senter.cfg", interpolate=False)["components"][
@@ -307,6 +325,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
+        read_carriage_returns_as_line_feeds(docs)
         margin = int(self.model.attrs.get("receptive_field", 0))
         pieces: List[List[numpy.ndarray]] = [[] for _ in docs]
         group: List[Tuple[int, Union[Doc, DocRange], int, int]] = []
