@@ -320,18 +320,17 @@ BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR
 QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
 
-def hard_wrapped(text: str, blocks: Optional[Sequence[Tuple[int, int]]] = None) -> bool:
+def hard_wrapped(text: str) -> bool:
     """Whether ``text`` has its lines cut at a width (``WRAPPED_FIT_SHARE``), as
     ``textwrap.fill``, e-mail and many plain-text files do; never where that width is
     under ``MIN_WRAP_WIDTH`` characters, nor in lines of records (``RECORD_LINE_SHARE``:
     a log whose lines open with a time stamp). The lines of its code blocks and Markdown
-    tables (the ``text_blocks`` of more than one line; ``blocks``, if given) play no
-    part: their line breaks are the writer's whether or not the prose around them is
-    wrapped. (A heading is one line: a wrapped line that opens with ``"# "`` stays.)
-    Lines are read without their quotation prefix (``QUOTE_PREFIX``: ``"> "``, ``">> "``):
-    quoted text is wrapped or not as its own lines are."""
-    blocks = text_blocks(text) if blocks is None else blocks
-    lined = [(a, b) for a, b in blocks if LINE_BREAK.search(text, a, b)]
+    tables (the ``text_blocks`` of more than one line) play no part: their line breaks
+    are the writer's whether or not the prose around them is wrapped. (A heading is one
+    line: a wrapped line that opens with ``"# "`` stays.) Lines are read without their
+    quotation prefix (``QUOTE_PREFIX``: ``"> "``, ``">> "``): quoted text is wrapped or
+    not as its own lines are."""
+    lined = [(a, b) for a, b in text_blocks(text) if LINE_BREAK.search(text, a, b)]
     cuts = [0, *(offset for block in lined for offset in block), len(text)]
     prose = "\n\n".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
     paragraphs = [
@@ -737,17 +736,18 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     with its text rather than ending the sentence before. Returns a new array of
     ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    i, n = 0, len(doc)
-    while i < n:
-        if doc[i].text == ">" and starts_line(doc, i):
-            j = i
-            while j < n and doc[j].text == ">":
-                j += 1
-            if j < n and out[j] and not doc[j].is_space:
-                out[j], out[i] = 0, 1
-            i = j
-        else:
-            i += 1
+    if ">" not in doc.text:
+        return out
+    marks = doc.to_array(ORTH) == get_string_id(">")
+    end = -1  # the end of the last run of marks read
+    for i in numpy.flatnonzero(marks).tolist():
+        if i < end or not starts_line(doc, i):
+            continue
+        end = i
+        while end < len(doc) and marks[end]:
+            end += 1
+        if end < len(doc) and out[end] and not doc[end].is_space:
+            out[end], out[i] = 0, 1
     return out
 
 
