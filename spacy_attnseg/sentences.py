@@ -761,14 +761,18 @@ HEADING_LINE = re.compile(
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
 TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|[^\r\n]*", re.MULTILINE)
 TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
+# A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
+# python"), a comment or a link target (".. _label:"), to the end of its line
+DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. [^\r\n]*", re.MULTILINE)
 
 
 def text_blocks(text: str) -> List[Tuple[int, int]]:
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
     each, whatever their punctuation: a fenced code block (from the line that opens it
     to the end of the line that closes it, or to the end of the text), a Markdown
-    heading line (``HEADING_LINE``) and a Markdown table (a run of two or more
-    ``TABLE_ROW`` lines, one of them its delimiter row), both outside code. Sorted,
+    heading line (``HEADING_LINE``), a Markdown table (a run of two or more
+    ``TABLE_ROW`` lines, one of them its delimiter row) and a reStructuredText directive,
+    comment or target line (``DIRECTIVE_LINE``), the last three outside code. Sorted,
     disjoint."""
     blocks: List[Tuple[int, int]] = []
     fences = [m.start() for m in FENCE.finditer(text)]
@@ -791,7 +795,8 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
         if LINE_BREAK.search(text, start, end)
         and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
-    found = headings + tables
+    directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
+    found = headings + tables + directives
     code = in_code(text, sorted(start for start, _ in found))
     outside = [span for span, in_block in zip(sorted(found), code, strict=True) if not in_block]
     return sorted(blocks + outside)

@@ -530,6 +530,17 @@ def test_markdown_blocks_are_sentences_and_long_ones_chunk_at_rows(default_nlp: 
     assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
 
 
+def test_rest_directives_are_sentences(default_nlp: Any) -> None:
+    """A reStructuredText directive, comment or target line (``".. note::"``, ``".. _x:"``)
+    is one sentence, outside code; two dots inside a line are not one."""
+    text = "Intro text here.\n\n.. code-block:: python\n\n   x = 1\n\n.. _label:\n\nMore text."
+    assert [text[a:b] for a, b in text_blocks(text)] == [".. code-block:: python", ".. _label:"]
+    assert text_blocks("```\n.. not a directive\n```") == [(0, 26)]  # the code block
+    assert text_blocks("He paused.. and then went on.") == []
+    sents = [s.text.strip() for s in default_nlp(".. note::\n\n   This is a note.\n\nBack.").sents]
+    assert sents == [".. note::", "This is a note.", "Back."]
+
+
 def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
     """A heading whose table, or whose one long sentence, is longer than ``max_tokens``
     opens the first of its chunks, which are cut inside the table (at a row) or the
