@@ -876,17 +876,6 @@ def _marker(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Optional[Marker]:
     return Marker(item_numbers(found.group("item")), found.group("bullet") in BULLETS)
 
 
-def _bullet(doc: Doc, a: int, b: int) -> bool:
-    """Whether ``doc[a:b]`` is one bullet from ``LINE_BULLETS`` that starts a line, with
-    a space (not a line break) after it."""
-    return (
-        b - a == 1
-        and doc[a].text in LINE_BULLETS
-        and starts_line(doc, a)
-        and doc[a].whitespace_ != ""
-    )
-
-
 def _opening_numbers(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Set[int]:
     """The item numbers of the list marker that ``doc[a:b]`` begins with, if any."""
     for k in range(min(MARKER_TOKENS, b - a - 1), 0, -1):
@@ -969,7 +958,11 @@ def join_list_markers(
 
     # the first token starts the Doc's first sentence, marked or not
     for a, b in itertools.pairwise([0, *_later_starts(out)]):
-        if not space[b - 1] and (_marker(doc, a, b, space) is not None or _bullet(doc, a, b)):
+        if space[b - 1]:
+            continue
+        # (a sentence of one token that opens an item at a line's start: a bullet)
+        bullet = b - a == 1 and starts_line(doc, a) and opens_item(doc, a, space)
+        if bullet or _marker(doc, a, b, space) is not None:
             out[b] = 0
     final: Optional[numpy.ndarray] = None  # (follows_final, read once a marker ends one)
     first = 0  # the start of the sentence before b
