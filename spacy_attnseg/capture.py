@@ -192,6 +192,30 @@ def special_ids(tokenizer: Any) -> List[int]:
     return sorted(set(tokenizer.all_special_ids) - {tokenizer.unk_token_id})
 
 
+# Whitespace to spaCy (``str.isspace``: it splits tokens there) that BERT's normalizer
+# deletes as control characters, joining the words on either side ("end\x0cstart" reaches
+# the model as "endstart"): a vertical tab, a form feed, the information separators, NEL
+SPACES_DELETED = "\x0b\x0c\x1c\x1d\x1e\x1f\x85"
+
+
+def read_spaces_as_spaces(tokenizer: Any) -> None:
+    """Have a fast ``tokenizer`` whose normalizer deletes any of ``SPACES_DELETED`` read
+    each of those as a space first (one character for one, so the offsets that align
+    wordpieces to spaCy's tokens stay). Nothing changes for a slow tokenizer, for one
+    without a normalizer, or for one that keeps them (so a second call changes nothing)."""
+    backend: Any = getattr(tokenizer, "backend_tokenizer", None)
+    normalizer = getattr(backend, "normalizer", None)
+    if normalizer is None:
+        return
+    joined = normalizer.normalize_str("ab")
+    deleted = [c for c in SPACES_DELETED if normalizer.normalize_str(f"a{c}b") == joined]
+    if deleted:
+        from tokenizers import Regex, normalizers
+
+        spaces = normalizers.Replace(Regex("[" + "".join(deleted) + "]"), " ")
+        backend.normalizer = normalizers.Sequence([spaces, normalizer])
+
+
 def keep_mask(input_ids: Any, attention_mask: Any, special_ids: Any) -> Any:
     """True for real wordpieces that are not special tokens; works for torch and xp."""
     if isinstance(input_ids, torch.Tensor):
@@ -755,6 +779,8 @@ class _CapturingForward:
         self.capture = capture
 
     def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
+        if model.attrs.get("has_transformer"):
+            read_spaces_as_spaces(model.tokenizer)
         if model.attrs.get("has_transformer") and self.capture.requests:
             # (with no active request the hooks are still refreshed, so they compute nothing)
             self.capture.ensure_hooks(model.transformer, model.tokenizer)

@@ -224,10 +224,24 @@ def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int
 
 
 PARAGRAPH_SEPARATOR = "\u2029"
-# what ends a line: a line feed, Windows' "\r\n", a carriage return alone (old Mac text),
-# or Unicode's line separator
-LINE_END = r"(?:\r\n|\r(?!\n)|[\n\u2028])"
+# What ends a line: the line boundaries of Unicode (those of Python's str.splitlines): a
+# line feed, Windows' "\r\n", a carriage return alone (old Mac text), a vertical tab
+# (a word processor's line break), a form feed (a page break), the file, group and
+# record separators, NEL, and the line and paragraph separators. A form feed right after
+# another line end is part of it: text from a PDF ends each page's last line, then the
+# page, so that a page break is one line break, not a blank line.
+OTHER_LINE_ENDS = "\x0b\x1c\x1d\x1e\x85\u2028" + PARAGRAPH_SEPARATOR
+# (the form feed after another line end is taken whenever it is there: a pattern of two
+# line ends never reads "\n\x0c" as two)
+LINE_END = rf"(?:(?:\r\n|\r(?!\n)|[\n{OTHER_LINE_ENDS}])(?:\x0c|(?!\x0c))|\x0c)"
 LINE_BREAK = re.compile(LINE_END)
+# a character of a line end other than a line feed
+OTHER_LINE_END = re.compile(f"[\r\x0c{OTHER_LINE_ENDS}]")
+# a character of a line (none of the line ends), for patterns that stay within a line
+LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
+IN_LINE = f"[^{LINE_END_CHARS}]"
+# where a line starts: the text's start, or after a line end (with re.MULTILINE)
+LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
 # A text whose non-blank lines are this long or longer (median, in characters) is not
 # hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
 # line breaks ends a paragraph, as in text with one paragraph per line.
@@ -498,13 +512,13 @@ def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarra
 # WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
 # before: "= x =" is as likely a formula)
 HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
-UNDERLINED = re.compile(r"[^\r\n]*\S[^\r\n]*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*")
+UNDERLINED = re.compile(
+    IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
+)
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
-MEDIAWIKI = re.compile(r"(=(?: ?=){1,5}) ?[^=\r\n]*[^=\s][^=\r\n]*? ?\1")
+MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
 # A line that opens or closes a fenced code block (Markdown's ``` or ~~~), and the
 # indentation of a line of an indented one: no heading in either ("# a comment")
-# (a line starts after a line feed, or after a carriage return alone: LINE_START)
-LINE_START = r"(?:^|(?<=\r)(?!\n))"
 FENCE = re.compile(LINE_START + r"[ \t]{0,3}(```|~~~)", re.MULTILINE)
 CODE_INDENT = re.compile(r"(?: {4}|\t)")
 # A paragraph of one line with at most this many words, letters and no closing
@@ -549,14 +563,14 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
     fenced block (from a line that opens one to the line that closes it, or to the end),
     or on a line indented as code (four spaces or a tab before its first character).
-    Each offset's line is found by looking back from it: linear where the offsets are
-    the first characters of lines."""
+    Linear in the text."""
     points = numpy.asarray(offsets, dtype="int64")
     fences = numpy.array([m.start() for m in FENCE.finditer(text)], dtype="int64")
     # odd: after an opening fence line, before its closing one
     out = numpy.searchsorted(fences, points, side="right") % 2 == 1
-    for k, offset in enumerate(points.tolist()):
-        line = max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    lines = numpy.array([0, *(m.end() for m in LINE_BREAK.finditer(text))], dtype="int64")
+    firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]
+    for k, line in enumerate(firsts.tolist()):
         out[k] |= CODE_INDENT.match(text, line) is not None
     return out
 
@@ -752,18 +766,18 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
 
 
 # A Markdown heading's line: ``HEADING_MARK`` after at most three spaces, to the end of
-# its line (a carriage return ends it too: in text whose lines end in "\r" alone, a
-# heading or a row is one line, not the rest of the text)
+# its line (any ``LINE_END``: in text whose lines end in "\r" alone, a heading or a row
+# is one line, not the rest of the text)
 HEADING_LINE = re.compile(
-    LINE_START + r"[ \t]{0,3}" + HEADING_MARK.pattern + r"[^\r\n]*", re.MULTILINE
+    LINE_START + r"[ \t]{0,3}" + HEADING_MARK.pattern + IN_LINE + "*", re.MULTILINE
 )
 # A Markdown table's row: a line that opens with "|" (after at most three spaces); its
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
-TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|[^\r\n]*", re.MULTILINE)
+TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|" + IN_LINE + "*", re.MULTILINE)
 TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
 # A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
 # python"), a comment or a link target (".. _label:"), to the end of its line
-DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. [^\r\n]*", re.MULTILINE)
+DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
 
 
 def text_blocks(text: str) -> List[Tuple[int, int]]:

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy
 import pytest
 import torch
-from conftest import ewt_texts, transformer_only_nlp
+from conftest import ewt_texts, minilm_vocab_file, transformer_only_nlp
 from hypothesis import given
 from hypothesis import strategies as st
 from spacy.util import minibatch
@@ -30,6 +30,7 @@ from spacy_attnseg.capture import (
     _fill_rows,
     column_sums,
     plan_chunks,
+    read_spaces_as_spaces,
     right_padded_lengths,
 )
 from spacy_attnseg.loading import embedded_model_path
@@ -691,3 +692,42 @@ def test_only_the_head_pairs_compute_on_the_device(minilm_nlp: Any, default_nlp:
     nlp = spacy_attnseg.load_pipeline("attention")
     pairs = nlp.add_pipe("attn_head_pairs", config={"layers": [5], "heads": [0]})
     assert pairs.capture_request().on_device
+
+
+def _pieces(tokenizer: Any, text: str) -> Tuple[List[str], List[Tuple[int, int]]]:
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    return tokenizer.convert_ids_to_tokens(encoded["input_ids"]), encoded["offset_mapping"]
+
+
+@pytest.mark.parametrize("space", list(capture.SPACES_DELETED))
+def test_whitespace_the_normalizer_deletes_separates_words(space: str) -> None:
+    """BERT's normalizer deletes a form feed, a vertical tab, NEL, ... as control
+    characters, so the words on either side reached the model as one ("endstart"),
+    though spaCy splits its tokens there; read as a space, they are two words again, at
+    the same character offsets (which align wordpieces to spaCy's tokens)."""
+    from transformers import BertTokenizerFast
+
+    tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()))
+    text = f"end{space}start"
+    assert _pieces(tokenizer, text)[0] != ["end", "start"]
+    read_spaces_as_spaces(tokenizer)
+    assert _pieces(tokenizer, text) == (["end", "start"], [(0, 3), (4, 9)])
+    normalizer = str(tokenizer.backend_tokenizer.normalizer)
+    read_spaces_as_spaces(tokenizer)
+    assert str(tokenizer.backend_tokenizer.normalizer) == normalizer
+    # what the normalizer did before stays: lower case, accents, other control characters
+    assert _pieces(tokenizer, "THE Caf\u00e9\x07s")[0] == _pieces(tokenizer, "the cafés")[0]
+
+
+def test_a_normalizer_that_keeps_whitespace_is_left_alone() -> None:
+    from tokenizers import normalizers
+    from transformers import BertTokenizerFast
+
+    tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()))
+    tokenizer.backend_tokenizer.normalizer = normalizers.Lowercase()
+    read_spaces_as_spaces(tokenizer)
+    assert str(tokenizer.backend_tokenizer.normalizer) == str(normalizers.Lowercase())
+    tokenizer.backend_tokenizer.normalizer = None
+    read_spaces_as_spaces(tokenizer)
+    assert tokenizer.backend_tokenizer.normalizer is None
+    read_spaces_as_spaces(object())  # a slow tokenizer has no backend: nothing to do

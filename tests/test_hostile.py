@@ -60,6 +60,8 @@ HOSTILE: Dict[str, str] = {
     "combining marks": "Z\u0351\u0300a\u0302\u0303l\u0304g\u0305o\u0306. Te\u0301te\u0301.",
     "line without punctuation": " ".join(WORDS[i % len(WORDS)] for i in range(2000)),
     "many blank lines": "First part.\n\n\n\n\n\nSecond part.\n \n\t\nThird.",
+    "page breaks and separators": "A page ends in the middle of a\n\x0csentence. Next\x0c"
+    "page\x0c\x0c\x0b\x85\u2028\u2029\x1c\x1d\x1e\x1f end.\n\x0c\n\x0c",
     "markup": "<p>Hello <b>world</b>.</p>\n<script>alert('x');</script> {\"json\": [1, 2]}",
 }
 

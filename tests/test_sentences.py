@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any, Dict
@@ -1134,21 +1135,50 @@ LINE_PARTS = [
 ]
 
 
+# line ends that are not a line feed, each with how it writes a blank line: Windows', old
+# Mac text's, a word processor's (a vertical tab), a page break and a PDF page's end (a
+# form feed), NEL, Unicode's separators, a record separator
+LINE_ENDS = [
+    ("\r\n", "\r\n\r\n"),
+    ("\r", "\r\r"),
+    ("\x0b", "\x0b\x0b"),
+    ("\x0c", "\x0c\x0c"),
+    ("\n\x0c", "\n\x0c\n\x0c"),
+    ("\x85", "\x85\x85"),
+    ("\u2028", "\u2029"),
+    ("\u2028", "\u2028\u2028"),
+    ("\x1e", "\x1e\x1e"),
+]
+
+
+def with_line_ends(text: str, end: str, blank: str) -> str:
+    """``text`` with each ``"\\n\\n"`` written ``blank`` and each other ``"\\n"`` ``end``."""
+    return re.sub("\n\n?", lambda m: blank if len(m.group()) == 2 else end, text)
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     lines=st.lists(st.sampled_from(LINE_PARTS), min_size=1, max_size=12),
     starts=st.sets(st.integers(0, 80), max_size=10),
-    end=st.sampled_from(["\r\n", "\r"]),
+    ends=st.sampled_from(LINE_ENDS),
 )
 @example(
-    lines=["## Notes", "", "Meeting notes", "Budget approved", "Next steps"], starts=set(), end="\r"
+    lines=["## Notes", "", "Meeting notes", "Budget approved", "Next steps"],
+    starts=set(),
+    ends=("\r", "\r\r"),
 )
-def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, end: str) -> None:
-    """Lines that end in Windows' ``"\\r\\n"`` or a lone ``"\\r"`` (old Mac text) are
-    lines: the layout rules give the same starts as for ``"\\n"`` (the tokens match one
-    to one)."""
+@example(
+    lines=["Intro", "", "    indented code", "== Section ==", "text"],
+    starts=set(),
+    ends=("\x0c", "\x0c\x0c"),
+)
+def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, ends: Any) -> None:
+    """Lines that end in any of Unicode's line ends (``sentences.LINE_END``: Windows'
+    ``"\\r\\n"``, a lone ``"\\r"``, a form feed, ...), with blank lines written with
+    them or as a paragraph separator, are lines: the layout rules give the same starts
+    as for ``"\\n"`` (the tokens match one to one)."""
     unix = EN("\n".join(lines))
-    other = EN(end.join(lines))
+    other = EN(with_line_ends(unix.text, *ends))
     assert len(unix) == len(other)
     predicted = numpy.zeros(len(unix), dtype="int32")
     predicted[[s for s in starts if s < len(unix)]] = 1
@@ -1161,12 +1191,15 @@ def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, end: 
     sentences = numpy.flatnonzero(expected)
     paragraphs = paragraph_starts(unix, sentences)
     assert paragraph_starts(other, sentences).tolist() == paragraphs.tolist()
+    headings = heading_sentences(unix, sentences, paragraphs)
+    assert heading_sentences(other, sentences, paragraphs).tolist() == headings.tolist()
 
 
 def test_line_ends_do_not_change_the_sentences(default_nlp: Any) -> None:
     """The default pipeline gives the same sentences to a text whatever its line ends
-    (``"\\n"``, ``"\\r\\n"``, ``"\\r"``): EWT dev documents one sentence per line, without
-    final punctuation, hard-wrapped, and as Markdown pages."""
+    (``"\\n"``, ``"\\r\\n"``, ``"\\r"``, a form feed, ...: ``LINE_ENDS``): EWT dev
+    documents one sentence per line, without final punctuation, hard-wrapped, and as
+    Markdown pages."""
     from paper.evaluation import read_conllu_documents
     from spacy_attnseg.gold import strip_final_punctuation
 
@@ -1185,5 +1218,5 @@ def test_line_ends_do_not_change_the_sentences(default_nlp: Any) -> None:
         return [[" ".join(s.text.split()) for s in doc.sents] for doc in default_nlp.pipe(texts)]
 
     expected = sentences_of(texts)
-    for end in ("\r\n", "\r"):
-        assert sentences_of([t.replace("\n", end) for t in texts]) == expected
+    for ends in LINE_ENDS:
+        assert sentences_of([with_line_ends(t, *ends) for t in texts]) == expected, ends

@@ -15,6 +15,7 @@ skips frozen components, and only an annotating one still sets ``doc._.trf_data`
 training docs.
 """
 
+import re
 import warnings
 from itertools import islice
 from pathlib import Path
@@ -48,28 +49,35 @@ from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
-from ..sentences import unmarked_starts
+from ..sentences import LINE_BREAK, OTHER_LINE_END, PARAGRAPH_SEPARATOR, unmarked_starts
 from .base import CaptureReader, install_score_extensions
 
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
 PREDICT_TOKENS = 4096
 
 
-def read_carriage_returns_as_line_feeds(docs: Sequence[Doc]) -> None:
-    """Give every whitespace lexeme of ``docs`` that holds a carriage return (Windows'
-    ``"\r\n"``, a lone ``"\r"``) the word features (NORM, PREFIX, SUFFIX, SHAPE) of the
-    same whitespace written with line feeds, in the shared vocab: the word embeddings
-    were trained on text whose lines end in ``"\n"``, and a text's line ends should not
-    change its sentences."""
+def read_line_ends_as_line_feeds(docs: Sequence[Doc]) -> None:
+    """Give every whitespace lexeme of ``docs`` that holds a line end other than a line
+    feed (``sentences.LINE_END``: Windows' ``"\\r\\n"``, a lone ``"\\r"``, a form feed, a
+    vertical tab, Unicode's separators) the word features (NORM, PREFIX, SUFFIX, SHAPE)
+    of the same whitespace written with line feeds (a paragraph separator as a blank
+    line), in the shared vocab: the word embeddings were trained on text whose lines end
+    in ``"\\n"``, and a text's line ends should not change its sentences."""
     for doc in docs:
-        if "\r" not in doc.text:
+        if not OTHER_LINE_END.search(doc.text):
             continue
         vocab = doc.vocab
-        for text in {token.text for token in doc if token.is_space and "\r" in token.text}:
+        for text in {t.text for t in doc if t.is_space and OTHER_LINE_END.search(t.text)}:
             lexeme = vocab[text]
-            like = vocab[text.replace("\r\n", "\n").replace("\r", "\n")]
+            like = vocab[LINE_BREAK.sub(as_line_feeds, text)]
             lexeme.norm_, lexeme.prefix_ = like.norm_, like.prefix_
             lexeme.suffix_, lexeme.shape_ = like.suffix_, like.shape_
+
+
+def as_line_feeds(line_end: "re.Match[str]") -> str:
+    """A ``LINE_BREAK`` match written with line feeds: a paragraph separator is a blank
+    line, any other line end one line feed."""
+    return "\n\n" if PARAGRAPH_SEPARATOR in line_end.group() else "\n"
 
 
 # The factory's default model: the architecture of the shipped weights, as in the
@@ -325,7 +333,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        read_carriage_returns_as_line_feeds(docs)
+        read_line_ends_as_line_feeds(docs)
         margin = int(self.model.attrs.get("receptive_field", 0))
         pieces: List[List[numpy.ndarray]] = [[] for _ in docs]
         group: List[Tuple[int, Union[Doc, DocRange], int, int]] = []
