@@ -16,6 +16,7 @@ run once after the sweepable part (``line_rules``); they change nothing in the C
 documents calibration reads (UD EWT dev and test: checked once, document by document).
 """
 
+import bisect
 import itertools
 import re
 from collections import Counter
@@ -778,6 +779,16 @@ TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
 # A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
 # python"), a comment or a link target (".. _label:"), to the end of its line
 DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
+# A heading underlined as Markdown and reStructuredText write it: a line of text, then a
+# line of "=", "-", "~" or "^" (the two lines, from the first one's start; "*", "#" and
+# "+" rules are as often an e-mail's dividers)
+UNDERLINED_LINES = re.compile(
+    LINE_START + rf"[ \t]*\S{IN_LINE}*{LINE_END}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
+    re.MULTILINE,
+)
+# how a line of text that heads nothing ends: as a statement does (a question may be a
+# heading: an FAQ's)
+STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 
 def text_blocks(text: str) -> List[Tuple[int, int]]:
@@ -785,9 +796,9 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     each, whatever their punctuation: a fenced code block (from the line that opens it
     to the end of the line that closes it, or to the end of the text), a Markdown
     heading line (``HEADING_LINE``), a Markdown table (a run of two or more
-    ``TABLE_ROW`` lines, one of them its delimiter row) and a reStructuredText directive,
-    comment or target line (``DIRECTIVE_LINE``), the last three outside code. Sorted,
-    disjoint."""
+    ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText directive,
+    comment or target line (``DIRECTIVE_LINE``) and an underlined heading (its two
+    lines, ``_underlined_heading``), the last four outside code. Sorted, disjoint."""
     blocks: List[Tuple[int, int]] = []
     fences = [m.start() for m in FENCE.finditer(text)]
     for k in range(0, len(fences), 2):
@@ -811,9 +822,43 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     found = headings + tables + directives
+    # (the other blocks' starts, and the furthest any of them up to each reaches)
+    marked = sorted(found + blocks)
+    reach = (
+        [a for a, _ in marked],
+        list(itertools.accumulate((b for _, b in marked), max)),
+    )
+    found += [
+        (m.start(), m.end())
+        for m in UNDERLINED_LINES.finditer(text)
+        if _underlined_heading(text, m, reach)
+    ]
     code = in_code(text, sorted(start for start, _ in found))
     outside = [span for span, in_block in zip(sorted(found), code, strict=True) if not in_block]
     return sorted(blocks + outside)
+
+
+def _underlined_heading(
+    text: str, found: "re.Match[str]", blocks: Tuple[List[int], List[int]]
+) -> bool:
+    """Whether an ``UNDERLINED_LINES`` match is a heading: its first line is no
+    adornment itself, does not end as a statement does (``STATEMENT_END``: "Thank you."
+    above a rule ends a letter), follows a blank line or starts the text (the
+    last line of a paragraph above a rule is no heading of its own), and the two lines
+    overlap none of the other blocks (``blocks``: their sorted starts, and the furthest
+    end of each one and those before it)."""
+    a, b = found.span()
+    title = LINE_BREAK.split(text[a:b], maxsplit=1)[0].strip()
+    if ADORNMENT.fullmatch(title) or STATEMENT_END.search(title):
+        return False
+    before = a
+    while before > 0 and text[before - 1].isspace():
+        before -= 1
+    if before > 0 and not BLANK_LINE.search(text, before, a):
+        return False
+    starts, reach = blocks
+    k = bisect.bisect_left(starts, b)
+    return k == 0 or reach[k - 1] <= a
 
 
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:

@@ -542,6 +542,26 @@ def test_rest_directives_are_sentences(default_nlp: Any) -> None:
     assert sents == [".. note::", "This is a note.", "Back."]
 
 
+def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
+    """A line of text underlined as Markdown and reStructuredText write a heading is one
+    sentence, also where the text follows on the next line; the last line of a
+    paragraph or a letter above a rule, a rule under a rule, code and a ``"#"`` heading
+    are not."""
+    text = "Title\n=====\nBody text. More body.\n\nOther\n-----\nSecond body here."
+    assert [text[a:b] for a, b in text_blocks(text)] == ["Title\n=====", "Other\n-----"]
+    assert text_blocks("Some prose that\nwraps here\n-----\nand on.") == []
+    assert text_blocks("=====\n=====\n\ntext") == []
+    # a letter's last line above a divider
+    assert text_blocks("Thank you.\n-----------\nJo") == []
+    assert text_blocks("thank you\n***********\njo") == []
+    assert text_blocks("```\nTitle\n=====\n```") == [(0, 19)]  # the code block
+    assert text_blocks("    Title\n    =====\n\ntext") == []  # indented code
+    assert text_blocks("# Title\n=====\n\ntext") == [(0, 7)]  # the "#" line
+    sents = [s.text.strip() for s in default_nlp(text).sents]
+    assert sents[:2] == ["Title\n=====", "Body text."]
+    assert "Other\n-----" in sents
+
+
 def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
     """A heading whose table, or whose one long sentence, is longer than ``max_tokens``
     opens the first of its chunks, which are cut inside the table (at a row) or the

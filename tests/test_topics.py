@@ -837,7 +837,6 @@ def test_chunks_fit_as_the_tokenizer_reads_them_alone() -> None:
     """Every chunk is counted as the model's tokenizer reads its text alone, and cut at
     wordpieces where that is over ``max_tokens``, also where the pass counted fewer."""
     import spacy_attnseg
-
     from spacy_attnseg.capture import read_spaces_as_spaces
 
     nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 8})
