@@ -98,7 +98,9 @@ class TokenClasses:
       ``[6]`` after final punctuation (``reference_markers``); an opening-only quote such
       as ``“`` never does);
     * ``opens``: an opening bracket or quote (``(``, ``“``, or a quote that may open or
-      close with whitespace or the start of the Doc before it);
+      close with whitespace or the start of the Doc before it), or a Markdown image's
+      ``!`` (``"![alt](src)"``, with whitespace or the start of the Doc before it: it
+      does not continue the sentence before, as final punctuation would);
     * ``blank``: a whitespace token holding two or more line breaks (a paragraph break);
     * ``space``: a whitespace token;
     * ``terminal``: an ``UNAMBIGUOUS_FINAL`` mark (``。``, ``؟``, ...), which always ends
@@ -131,6 +133,7 @@ _TERMINAL_IDS = _string_ids(UNAMBIGUOUS_FINAL)
 # "bold", "*", "*")
 EMPHASIS = frozenset(["*", "**", "***", "_", "__", "___"])
 _EMPHASIS_IDS = _string_ids(EMPHASIS)
+_BANG_ID, _BRACKET_ID = get_string_id("!"), get_string_id("[")
 
 
 def sentence_final(doc: Doc) -> numpy.ndarray:
@@ -197,6 +200,17 @@ def token_classes(doc: Doc) -> TokenClasses:
     for a, b in reference_markers(doc, values[:, 0], final, continues):
         continues[a:b] = True
         opens[a:b] = False
+    # a Markdown image's "!" ("![alt](src)") after whitespace or at the Doc's start opens,
+    # as the "[" after it does
+    image = numpy.zeros(n, dtype=bool)
+    image[:-1] = (
+        (values[:-1, 0] == _BANG_ID)
+        & (values[1:, 0] == _BRACKET_ID)
+        & (values[:-1, 5] == 0)
+        & ~attached[:-1]
+    )
+    continues &= ~image
+    opens |= image
     closes = numpy.zeros(n, dtype=bool)
     for a, b in emphasis_runs(values[:, 0], values[:, 5] == 0):
         if attached[a]:
@@ -786,6 +800,17 @@ UNDERLINED_LINES = re.compile(
     LINE_START + rf"[ \t]*\S{IN_LINE}*{LINE_END}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
     re.MULTILINE,
 )
+# An HTML comment on lines of its own ("<!-- draft -->", over one line or more): where
+# one opens a line, and what may follow the "-->" that closes it on its last line
+COMMENT_OPEN = re.compile(LINE_START + r"[ \t]{0,3}<!--", re.MULTILINE)
+COMMENT_END = re.compile(rf"[ \t]*(?:{LINE_END}|\Z)")
+# A page's front matter at the text's start: YAML's between lines of "---", TOML's
+# between lines of "+++", the line after the opening one a "key:" or "key =" line
+FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{LINE_END}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
+FRONT_MATTER_CLOSE = {
+    mark: re.compile(rf"{LINE_END}{re.escape(mark)}[ \t]*(?={LINE_END}|\Z)")
+    for mark in ("---", "+++")
+}
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
@@ -797,8 +822,10 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     to the end of the line that closes it, or to the end of the text), a Markdown
     heading line (``HEADING_LINE``), a Markdown table (a run of two or more
     ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText directive,
-    comment or target line (``DIRECTIVE_LINE``) and an underlined heading (its two
-    lines, ``_underlined_heading``), the last four outside code. Sorted, disjoint."""
+    comment or target line (``DIRECTIVE_LINE``), an underlined heading (its two lines,
+    ``_underlined_heading``) and an HTML comment on lines of its own (``html_comments``),
+    the last five outside code, and a page's front matter (``FRONT_MATTER``). Sorted,
+    disjoint: a block inside another is part of it."""
     blocks: List[Tuple[int, int]] = []
     fences = [m.start() for m in FENCE.finditer(text)]
     for k in range(0, len(fences), 2):
@@ -821,7 +848,11 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
         and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
-    found = headings + tables + directives
+    found = headings + tables + directives + html_comments(text)
+    front = FRONT_MATTER.match(text)
+    if front is not None:
+        close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())
+        blocks += [(0, close.end())] if close is not None else []
     # (the other blocks' starts, and the furthest any of them up to each reaches)
     marked = sorted(found + blocks)
     reach = (
@@ -835,7 +866,28 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     ]
     code = in_code(text, sorted(start for start, _ in found))
     outside = [span for span, in_block in zip(sorted(found), code, strict=True) if not in_block]
-    return sorted(blocks + outside)
+    # (a block inside another, such as a heading line in a comment, is part of it)
+    out: List[Tuple[int, int]] = []
+    for a, b in sorted(blocks + outside, key=lambda span: (span[0], -span[1])):
+        if not out or a >= out[-1][1]:
+            out.append((a, b))
+    return out
+
+
+def html_comments(text: str) -> List[Tuple[int, int]]:
+    """``(start, end)`` character ranges of the HTML comments of ``text`` that open a
+    line (``COMMENT_OPEN``) and end theirs (``COMMENT_END``); one that runs into text
+    after its ``"-->"`` is none. Linear in the text: each comment is read once."""
+    out: List[Tuple[int, int]] = []
+    position = 0
+    while (found := COMMENT_OPEN.search(text, position)) is not None:
+        end = text.find("-->", found.end())
+        if end < 0:
+            break
+        position = end + 3
+        if COMMENT_END.match(text, position):
+            out.append((found.start(), position))
+    return out
 
 
 def _underlined_heading(

@@ -23,6 +23,7 @@ from spacy_attnseg.sentences import (
     follows_final,
     hard_wrapped,
     heading_sentences,
+    html_comments,
     in_code,
     item_numbers,
     join_list_markers,
@@ -630,6 +631,48 @@ def test_markdown_emphasis_classes() -> None:
     starts[[closed[0], stop + 2]] = 1
     placed = placed_starts(doc, starts, paragraph_breaks=True)
     assert numpy.flatnonzero(placed).tolist() == [stop + 3]
+
+
+def test_markdown_image_marks_open(default_nlp: Any) -> None:
+    """A Markdown image's ``"!"`` after whitespace opens, as its ``"["`` does (it was
+    final punctuation: the paragraph before took it); ``"!"`` attached to a word, or
+    with a space after it, still ends a sentence."""
+    doc = EN("Wow! ![a chart](c.png) and ![b](d.png) Stop ! [1]")
+    classes = token_classes(doc)
+    marks = [i for i, t in enumerate(doc) if t.text == "!"]
+    assert [bool(classes.opens[i]) for i in marks] == [False, True, True, False]
+    assert [bool(classes.continues[i]) for i in marks] == [True, False, False, True]
+    text = (
+        "We moved the cluster last week.\n\n![Latency before and after](img/l.png)\n\nIt went well."
+    )
+    assert [s.text.strip() for s in default_nlp(text).sents] == [
+        "We moved the cluster last week.",
+        "![Latency before and after](img/l.png)",
+        "It went well.",
+    ]
+
+
+def test_html_comments_and_front_matter_are_sentences(default_nlp: Any) -> None:
+    """An HTML comment on lines of its own and a page's front matter (YAML's or TOML's)
+    are one sentence each; a comment that runs into text, one in code, an unclosed one
+    and a rule that opens prose are not blocks."""
+    page = (
+        "---\ntitle: Migrating search\ndate: 2024-03-02\n---\n\n"
+        "<!-- draft: do not publish yet.\n# Not a heading -->\n\nWe moved the cluster."
+    )
+    blocks = [page[a:b] for a, b in text_blocks(page)]
+    assert blocks == [
+        "---\ntitle: Migrating search\ndate: 2024-03-02\n---",
+        "<!-- draft: do not publish yet.\n# Not a heading -->",
+    ]
+    toml = '+++\ntitle = "x"\n+++\nText.'
+    assert [toml[a:b] for a, b in text_blocks(toml)] == ['+++\ntitle = "x"\n+++']
+    assert text_blocks("---\nSome prose here.\n---\nMore.") == []
+    assert text_blocks("Text <!-- inline --> more.\n<!-- a --> b\n<!-- open") == []
+    assert text_blocks("```\n<!-- code -->\n```") == [(0, 21)]  # the code block
+    assert html_comments("<!--a-->\n" * 3) == [(0, 8), (9, 17), (18, 26)]
+    sents = [s.text.strip() for s in default_nlp(page).sents]
+    assert sents == [blocks[0], blocks[1], "We moved the cluster."]
 
 
 def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
