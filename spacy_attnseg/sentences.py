@@ -811,6 +811,15 @@ FRONT_MATTER_CLOSE = {
     mark: re.compile(rf"{LINE_END}{re.escape(mark)}[ \t]*(?={LINE_END}|\Z)")
     for mark in ("---", "+++")
 }
+# A subtitle cue's timing line (SubRip's "00:00:01,000 --> 00:00:04,000", WebVTT's
+# "00:01.000 --> 00:04.000 line:0"), with the cue's number on the line before it if it
+# has one
+CUE_TIME = r"(?:\d{1,2}:)?\d{2}:\d{2}[,.]\d{3}"
+CUE_LINES = re.compile(
+    LINE_START
+    + rf"(?:[ \t]*\d+[ \t]*{LINE_END})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
+    re.MULTILINE,
+)
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
@@ -823,9 +832,10 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     heading line (``HEADING_LINE``), a Markdown table (a run of two or more
     ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText directive,
     comment or target line (``DIRECTIVE_LINE``), an underlined heading (its two lines,
-    ``_underlined_heading``) and an HTML comment on lines of its own (``html_comments``),
-    the last five outside code, and a page's front matter (``FRONT_MATTER``). Sorted,
-    disjoint: a block inside another is part of it."""
+    ``_underlined_heading``), an HTML comment on lines of its own (``html_comments``) and
+    a subtitle cue's number and timing lines (``CUE_LINES``), the last six outside code,
+    and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside
+    another is part of it."""
     blocks: List[Tuple[int, int]] = []
     fences = [m.start() for m in FENCE.finditer(text)]
     for k in range(0, len(fences), 2):
@@ -848,7 +858,8 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
         and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
-    found = headings + tables + directives + html_comments(text)
+    cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
+    found = headings + tables + directives + cues + html_comments(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())
@@ -919,20 +930,35 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     sentence: its first token starts one, none inside it does (a start the model puts
     inside falls between the words of a code line or the cells of a row, or after a
     heading's ``##``), and the first token after it does unless it continues the
-    block's sentence (``TokenClasses.continues``: a closing mark). A sentence longer
-    than a chunk may hold is cut at its line starts (``topics.split_tokens``). Returns
-    a new array of ``starts``' dtype."""
+    block's sentence (``TokenClasses.continues``: a closing mark). A subtitle cue's
+    header (``CUE_LINES``) is part of a sentence instead, as is its cue's first word: a
+    sentence that the text before runs on into, or, where that text ends a sentence
+    (sentence-final punctuation, then perhaps closing marks), the one the header opens.
+    A sentence longer than a chunk may hold is cut at its line starts
+    (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    blocks = text_blocks(doc.text)
+    text = doc.text
+    blocks = text_blocks(text)
     if not blocks:
         return out
     words = numpy.flatnonzero(~classes.space)  # the tokens with text, in order
     chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
+    final = sentence_final(doc)
     for a, b in blocks:
         first, last = numpy.searchsorted(chars, [a, b])
         if first == last:
             continue
         out[words[first:last]] = 0
+        if CUE_LINES.fullmatch(text, a, b):
+            # a subtitle cue's header: a sentence runs on across it, unless the text
+            # before it ends one (then the header opens the next, with the cue's text)
+            k = first - 1
+            while k >= 0 and classes.continues[words[k]] and not final[words[k]]:
+                k -= 1
+            out[words[first]] = k < 0 or final[words[k]]
+            if last < len(words):
+                out[words[last]] = 0
+            continue
         out[words[first]] = 1
         if last < len(words) and not classes.continues[words[last]]:
             out[words[last]] = 1

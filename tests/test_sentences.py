@@ -675,6 +675,40 @@ def test_html_comments_and_front_matter_are_sentences(default_nlp: Any) -> None:
     assert sents == [blocks[0], blocks[1], "We moved the cluster."]
 
 
+SUBTITLES = (
+    "1\n00:00:01,000 --> 00:00:04,000\nWelcome back to the show.\n\n"
+    "2\n00:00:04,500 --> 00:00:08,000\nThe mill on the river was built\n\n"
+    "3\n00:00:08,500 --> 00:00:11,000\nin 1820 by two brothers.\n\n"
+    "4\n00:00:11,500 --> 00:00:14,000\nIt burned down in 1890."
+)
+
+
+def test_subtitle_cues_are_parts_of_sentences(default_nlp: Any) -> None:
+    """A subtitle cue's number and timing lines (SubRip's, WebVTT's) are a block: no
+    sentence starts inside them or at the cue's first word; a sentence runs on across
+    them, or, after final punctuation, starts with them."""
+    cues = [SUBTITLES[a:b] for a, b in text_blocks(SUBTITLES)]
+    assert cues == [
+        "1\n00:00:01,000 --> 00:00:04,000",
+        "2\n00:00:04,500 --> 00:00:08,000",
+        "3\n00:00:08,500 --> 00:00:11,000",
+        "4\n00:00:11,500 --> 00:00:14,000",
+    ]
+    vtt = "WEBVTT\n\n00:01.000 --> 00:04.000 line:0\nHello.\n\n01:02:03.500 --> 01:02:05.000\nBye."
+    assert [vtt[a:b] for a, b in text_blocks(vtt)] == [
+        "00:01.000 --> 00:04.000 line:0",
+        "01:02:03.500 --> 01:02:05.000",
+    ]
+    assert text_blocks("The arrow 1 --> 2 points right.\n10:30 --> 11:00 break") == []
+    sents = [" ".join(s.text.split()) for s in default_nlp(SUBTITLES).sents]
+    assert sents == [
+        "1 00:00:01,000 --> 00:00:04,000 Welcome back to the show.",
+        "2 00:00:04,500 --> 00:00:08,000 The mill on the river was built "
+        "3 00:00:08,500 --> 00:00:11,000 in 1820 by two brothers.",
+        "4 00:00:11,500 --> 00:00:14,000 It burned down in 1890.",
+    ]
+
+
 def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
     """The default pipeline on Markdown lists and emphasis: a ``"* "`` bullet is not a
     sentence of its own, nor an item's emphasised opening words."""
