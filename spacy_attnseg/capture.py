@@ -781,9 +781,9 @@ class _CapturingForward:
     def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
         if model.attrs.get("has_transformer"):
             read_spaces_as_spaces(model.tokenizer)
-        if model.attrs.get("has_transformer") and self.capture.requests:
-            # (with no active request the hooks are still refreshed, so they compute nothing)
-            self.capture.ensure_hooks(model.transformer, model.tokenizer)
+            if self.capture.requests:
+                # (with no active request the hooks are still refreshed: they compute nothing)
+                self.capture.ensure_hooks(model.transformer, model.tokenizer)
         try:
             return self.forward(model, docs, is_train)
         except torch.OutOfMemoryError as error:
