@@ -16,7 +16,6 @@ run once after the sweepable part (``line_rules``); they change nothing in the C
 documents calibration reads (UD EWT dev and test: checked once, document by document).
 """
 
-import bisect
 import itertools
 import re
 from collections import Counter
@@ -29,6 +28,18 @@ from spacy.strings import get_string_id
 from spacy.tokens import Doc
 
 from .errors import Errors
+from .markup import (
+    ADORNMENT,
+    BLANK_LINE,
+    CUE_LINES,
+    HEADING_MARK,
+    LINE_BREAK,
+    MEDIAWIKI,
+    PARAGRAPH_SEPARATOR,
+    UNDERLINED,
+    in_code,
+    text_blocks,
+)
 
 # Sentence-final punctuation: tokens that continue a separator run instead of starting
 # the next sentence. Beside the ASCII ones, Unicode's sentence terminals of the scripts
@@ -238,25 +249,6 @@ def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int
     return runs
 
 
-PARAGRAPH_SEPARATOR = "\u2029"
-# What ends a line: the line boundaries of Unicode (those of Python's str.splitlines): a
-# line feed, Windows' "\r\n", a carriage return alone (old Mac text), a vertical tab
-# (a word processor's line break), a form feed (a page break), the file, group and
-# record separators, NEL, and the line and paragraph separators. A form feed right after
-# another line end is part of it: text from a PDF ends each page's last line, then the
-# page, so that a page break is one line break, not a blank line.
-OTHER_LINE_ENDS = "\x0b\x1c\x1d\x1e\x85\u2028" + PARAGRAPH_SEPARATOR
-# (the form feed after another line end is taken whenever it is there: a pattern of two
-# line ends never reads "\n\x0c" as two)
-LINE_END = rf"(?:(?:\r\n|\r(?!\n)|[\n{OTHER_LINE_ENDS}])(?:\x0c|(?!\x0c))|\x0c)"
-LINE_BREAK = re.compile(LINE_END)
-# a character of a line end other than a line feed
-OTHER_LINE_END = re.compile(f"[\r\x0c{OTHER_LINE_ENDS}]")
-# a character of a line (none of the line ends), for patterns that stay within a line
-LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
-IN_LINE = f"[^{LINE_END_CHARS}]"
-# where a line starts: the text's start, or after a line end (with re.MULTILINE)
-LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
 # A text whose non-blank lines are this long or longer (median, in characters) is not
 # hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
 # line breaks ends a paragraph, as in text with one paragraph per line.
@@ -343,8 +335,6 @@ def number_shape(text: str) -> str:
     return DIGITS.sub("0", text)
 
 
-# a blank line in running text: ``is_blank_line`` of a whitespace run
-BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR)
 # the quotation marks that open a quoted line of e-mail or Markdown ("> ", ">> ", "> > ")
 QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
@@ -521,21 +511,6 @@ def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarra
     return out
 
 
-# A heading line marked as one: Markdown's "# Title" ... "###### Title", a line
-# underlined with a run of = - ~ ^ * # + (Markdown's and reStructuredText's; the run may
-# be a sentence of its own, ``ADORNMENT``), or MediaWiki's "== Title ==" (also as
-# WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
-# before: "= x =" is as likely a formula)
-HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
-UNDERLINED = re.compile(
-    IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
-)
-ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
-MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
-# A line that opens or closes a fenced code block (Markdown's ``` or ~~~), and the
-# indentation of a line of an indented one: no heading in either ("# a comment")
-FENCE = re.compile(LINE_START + r"[ \t]{0,3}(```|~~~)", re.MULTILINE)
-CODE_INDENT = re.compile(r"(?: {4}|\t)")
 # A paragraph of one line with at most this many words, letters and no closing
 # punctuation at its end is a heading too ("Introduction", "2 Related work").
 HEADING_WORDS = 10
@@ -572,22 +547,6 @@ def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
     ends = (offsets[lasts, 0] + offsets[lasts, 1]).tolist()
     text = doc.text
     return [text[a:b] for a, b in zip(begins, ends, strict=True)]
-
-
-def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
-    """For each character offset (sorted) of ``text``, whether it lies in code: inside a
-    fenced block (from a line that opens one to the line that closes it, or to the end),
-    or on a line indented as code (four spaces or a tab before its first character).
-    Linear in the text."""
-    points = numpy.asarray(offsets, dtype="int64")
-    fences = numpy.array([m.start() for m in FENCE.finditer(text)], dtype="int64")
-    # odd: after an opening fence line, before its closing one
-    out = numpy.searchsorted(fences, points, side="right") % 2 == 1
-    lines = numpy.array([0, *(m.end() for m in LINE_BREAK.finditer(text))], dtype="int64")
-    firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]
-    for k, line in enumerate(firsts.tolist()):
-        out[k] |= CODE_INDENT.match(text, line) is not None
-    return out
 
 
 def heading_sentences(
@@ -778,150 +737,6 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
         if end < len(doc) and out[end] and not doc[end].is_space:
             out[end], out[i] = 0, 1
     return out
-
-
-# A Markdown heading's line: ``HEADING_MARK`` after at most three spaces, to the end of
-# its line (any ``LINE_END``: in text whose lines end in "\r" alone, a heading or a row
-# is one line, not the rest of the text)
-HEADING_LINE = re.compile(
-    LINE_START + r"[ \t]{0,3}" + HEADING_MARK.pattern + IN_LINE + "*", re.MULTILINE
-)
-# A Markdown table's row: a line that opens with "|" (after at most three spaces); its
-# delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
-TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|" + IN_LINE + "*", re.MULTILINE)
-TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
-# A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
-# python"), a comment or a link target (".. _label:"), to the end of its line
-DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
-# A heading underlined as Markdown and reStructuredText write it: a line of text, then a
-# line of "=", "-", "~" or "^" (the two lines, from the first one's start; "*", "#" and
-# "+" rules are as often an e-mail's dividers)
-UNDERLINED_LINES = re.compile(
-    LINE_START + rf"[ \t]*\S{IN_LINE}*{LINE_END}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
-    re.MULTILINE,
-)
-# An HTML comment on lines of its own ("<!-- draft -->", over one line or more): where
-# one opens a line, and what may follow the "-->" that closes it on its last line
-COMMENT_OPEN = re.compile(LINE_START + r"[ \t]{0,3}<!--", re.MULTILINE)
-COMMENT_END = re.compile(rf"[ \t]*(?:{LINE_END}|\Z)")
-# A page's front matter at the text's start: YAML's between lines of "---", TOML's
-# between lines of "+++", the line after the opening one a "key:" or "key =" line
-FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{LINE_END}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
-FRONT_MATTER_CLOSE = {
-    mark: re.compile(rf"{LINE_END}{re.escape(mark)}[ \t]*(?={LINE_END}|\Z)")
-    for mark in ("---", "+++")
-}
-# A subtitle cue's timing line (SubRip's "00:00:01,000 --> 00:00:04,000", WebVTT's
-# "00:01.000 --> 00:04.000 line:0"), with the cue's number on the line before it if it
-# has one
-CUE_TIME = r"(?:\d{1,2}:)?\d{2}:\d{2}[,.]\d{3}"
-CUE_LINES = re.compile(
-    LINE_START
-    + rf"(?:[ \t]*\d+[ \t]*{LINE_END})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
-    re.MULTILINE,
-)
-# how a line of text that heads nothing ends: as a statement does (a question may be a
-# heading: an FAQ's)
-STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
-
-
-def text_blocks(text: str) -> List[Tuple[int, int]]:
-    """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
-    each, whatever their punctuation: a fenced code block (from the line that opens it
-    to the end of the line that closes it, or to the end of the text), a Markdown
-    heading line (``HEADING_LINE``), a Markdown table (a run of two or more
-    ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText directive,
-    comment or target line (``DIRECTIVE_LINE``), an underlined heading (its two lines,
-    ``_underlined_heading``), an HTML comment on lines of its own (``html_comments``) and
-    a subtitle cue's number and timing lines (``CUE_LINES``), the last six outside code,
-    and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside
-    another is part of it."""
-    blocks: List[Tuple[int, int]] = []
-    fences = [m.start() for m in FENCE.finditer(text)]
-    for k in range(0, len(fences), 2):
-        if k + 1 < len(fences):
-            close = LINE_BREAK.search(text, fences[k + 1])
-            blocks.append((fences[k], len(text) if close is None else close.start()))
-        else:
-            blocks.append((fences[k], len(text)))
-    headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
-    rows: List[Tuple[int, int]] = []
-    for m in TABLE_ROW.finditer(text):
-        if rows and LINE_BREAK.fullmatch(text, rows[-1][1], m.start()):
-            rows[-1] = (rows[-1][0], m.end())  # the next row of the same run
-        else:
-            rows.append((m.start(), m.end()))
-    tables = [
-        (start, end)
-        for start, end in rows
-        if LINE_BREAK.search(text, start, end)
-        and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
-    ]
-    directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
-    cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
-    found = headings + tables + directives + cues + html_comments(text)
-    front = FRONT_MATTER.match(text)
-    if front is not None:
-        close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())
-        blocks += [(0, close.end())] if close is not None else []
-    # (the other blocks' starts, and the furthest any of them up to each reaches)
-    marked = sorted(found + blocks)
-    reach = (
-        [a for a, _ in marked],
-        list(itertools.accumulate((b for _, b in marked), max)),
-    )
-    found += [
-        (m.start(), m.end())
-        for m in UNDERLINED_LINES.finditer(text)
-        if _underlined_heading(text, m, reach)
-    ]
-    code = in_code(text, sorted(start for start, _ in found))
-    outside = [span for span, in_block in zip(sorted(found), code, strict=True) if not in_block]
-    # (a block inside another, such as a heading line in a comment, is part of it)
-    out: List[Tuple[int, int]] = []
-    for a, b in sorted(blocks + outside, key=lambda span: (span[0], -span[1])):
-        if not out or a >= out[-1][1]:
-            out.append((a, b))
-    return out
-
-
-def html_comments(text: str) -> List[Tuple[int, int]]:
-    """``(start, end)`` character ranges of the HTML comments of ``text`` that open a
-    line (``COMMENT_OPEN``) and end theirs (``COMMENT_END``); one that runs into text
-    after its ``"-->"`` is none. Linear in the text: each comment is read once."""
-    out: List[Tuple[int, int]] = []
-    position = 0
-    while (found := COMMENT_OPEN.search(text, position)) is not None:
-        end = text.find("-->", found.end())
-        if end < 0:
-            break
-        position = end + 3
-        if COMMENT_END.match(text, position):
-            out.append((found.start(), position))
-    return out
-
-
-def _underlined_heading(
-    text: str, found: "re.Match[str]", blocks: Tuple[List[int], List[int]]
-) -> bool:
-    """Whether an ``UNDERLINED_LINES`` match is a heading: its first line is no
-    adornment itself, does not end as a statement does (``STATEMENT_END``: "Thank you."
-    above a rule ends a letter), follows a blank line or starts the text (the
-    last line of a paragraph above a rule is no heading of its own), and the two lines
-    overlap none of the other blocks (``blocks``: their sorted starts, and the furthest
-    end of each one and those before it)."""
-    a, b = found.span()
-    title = LINE_BREAK.split(text[a:b], maxsplit=1)[0].strip()
-    if ADORNMENT.fullmatch(title) or STATEMENT_END.search(title):
-        return False
-    before = a
-    while before > 0 and text[before - 1].isspace():
-        before -= 1
-    if before > 0 and not BLANK_LINE.search(text, before, a):
-        return False
-    starts, reach = blocks
-    k = bisect.bisect_left(starts, b)
-    return k == 0 or reach[k - 1] <= a
 
 
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:

@@ -13,6 +13,7 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from spacy_attnseg.markup import html_comments, in_code, text_blocks
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     PLAIN_HEADING,
@@ -23,8 +24,6 @@ from spacy_attnseg.sentences import (
     follows_final,
     hard_wrapped,
     heading_sentences,
-    html_comments,
-    in_code,
     item_numbers,
     join_list_markers,
     layout_starts,
@@ -36,7 +35,6 @@ from spacy_attnseg.sentences import (
     sentence_scores,
     sentence_starts,
     sentence_texts,
-    text_blocks,
     token_classes,
     unmarked_starts,
     validate_candidates,
@@ -1270,7 +1268,7 @@ def with_line_ends(text: str, end: str, blank: str) -> str:
     ends=("\x0c", "\x0c\x0c"),
 )
 def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, ends: Any) -> None:
-    """Lines that end in any of Unicode's line ends (``sentences.LINE_END``: Windows'
+    """Lines that end in any of Unicode's line ends (``markup.LINE_END``: Windows'
     ``"\\r\\n"``, a lone ``"\\r"``, a form feed, ...), with blank lines written with
     them or as a paragraph separator, are lines: the layout rules give the same starts
     as for ``"\\n"`` (the tokens match one to one)."""

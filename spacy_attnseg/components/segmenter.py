@@ -32,9 +32,9 @@ from ..errors import Errors, Warnings
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
+from ..markup import LINE_BREAK
 from ..sentences import (
     ANY,
-    LINE_BREAK,
     MARKED_HEADING,
     candidate_mask,
     decide_starts,

@@ -49,7 +49,8 @@ from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
-from ..sentences import LINE_BREAK, OTHER_LINE_END, PARAGRAPH_SEPARATOR, unmarked_starts
+from ..markup import LINE_BREAK, OTHER_LINE_END, PARAGRAPH_SEPARATOR
+from ..sentences import unmarked_starts
 from .base import CaptureReader, install_score_extensions
 
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
@@ -58,7 +59,7 @@ PREDICT_TOKENS = 4096
 
 def read_line_ends_as_line_feeds(docs: Sequence[Doc]) -> None:
     """Give every whitespace lexeme of ``docs`` that holds a line end other than a line
-    feed (``sentences.LINE_END``: Windows' ``"\\r\\n"``, a lone ``"\\r"``, a form feed, a
+    feed (``markup.LINE_END``: Windows' ``"\\r\\n"``, a lone ``"\\r"``, a form feed, a
     vertical tab, Unicode's separators) the word features (NORM, PREFIX, SUFFIX, SHAPE)
     of the same whitespace written with line feeds (a paragraph separator as a blank
     line), in the shared vocab: the word embeddings were trained on text whose lines end
