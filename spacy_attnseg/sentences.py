@@ -14,6 +14,8 @@ and every evaluation decide through it. The rules about lines and lists, some of
 depend on the decisions themselves (one sentence per line, ``lines_end_sentences``),
 run once after the sweepable part (``line_rules``); they change nothing in the CoNLL-U
 documents calibration reads (UD EWT dev and test: checked once, document by document).
+What the characters say (where lines end, which blocks are one sentence) comes from
+``markup``.
 """
 
 import itertools
