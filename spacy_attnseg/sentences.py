@@ -723,12 +723,14 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) where a sentence that starts
     just after the quotation marks that open its line (e-mail's and Markdown's ``"> "``,
     ``">> "``, ``"> > "``) starts on them instead, so that a quoted line's marks stay
-    with its text rather than ending the sentence before. Returns a new array of
-    ``starts``' dtype."""
+    with its text rather than ending the sentence before; and where the first line of
+    a quotation, after a line that is not quoted (``"Ann wrote:"``), starts one: a
+    quotation opens a block of its own. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     if ">" not in doc.text:
         return out
     marks = doc.to_array(ORTH) == get_string_id(">")
+    lines = numpy.flatnonzero(line_firsts(doc, doc.to_array(IS_SPACE).astype(bool)))
     end = -1  # the end of the last run of marks read
     for i in numpy.flatnonzero(marks).tolist():
         if i < end or not starts_line(doc, i):
@@ -738,6 +740,9 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
             end += 1
         if end < len(doc) and out[end] and not doc[end].is_space:
             out[end], out[i] = 0, 1
+        k = int(numpy.searchsorted(lines, i))  # (i is lines[k]; the line before, k - 1)
+        if k > 0 and not marks[lines[k - 1]] and end < len(doc) and not doc[end].is_space:
+            out[i + 1 : end + 1], out[i] = 0, 1
     return out
 
 

@@ -32,6 +32,7 @@ from spacy_attnseg.sentences import (
     normalised_window_scores,
     paragraph_starts,
     placed_starts,
+    quotes_open_lines,
     sentence_scores,
     sentence_starts,
     sentence_texts,
@@ -605,6 +606,28 @@ def test_quoted_lines_keep_their_marks(default_nlp: Any) -> None:
     sents = [s.text.rstrip() for doc in default_nlp.pipe(quoted) for s in doc.sents]
     assert len(sents) >= 200
     assert sum(s.endswith(">") for s in sents) <= 0.02 * len(sents)
+
+
+def test_a_quotation_opens_a_sentence(default_nlp: Any) -> None:
+    """The first quoted line after a line that is not quoted (e-mail's ``"Ann wrote:"``)
+    starts a sentence on its marks, whatever the model says; the quoted lines after it
+    keep the model's decisions."""
+    text = "On Monday, Ann wrote:\n> the migration finished\n> at noon and\n> all is green"
+    doc = EN(text)
+    starts = numpy.zeros(len(doc), dtype="int32")
+    starts[0] = 1
+    marks = [t.i for t in doc if t.text == ">"]
+    assert numpy.flatnonzero(quotes_open_lines(doc, starts)).tolist() == [0, marks[0]]
+    starts[marks[0] + 1] = 1  # on the word after the marks: moved onto them
+    assert numpy.flatnonzero(quotes_open_lines(doc, starts)).tolist() == [0, marks[0]]
+    assert quotes_open_lines(EN("a\n> "), numpy.array([1, 0, 0, 0])).tolist() == [1, 0, 0, 0]
+    reply = "Sounds good.\n\nOn Monday, Ann wrote:\n> The migration finished. All is green."
+    assert [s.text.strip() for s in default_nlp(reply).sents] == [
+        "Sounds good.",
+        "On Monday, Ann wrote:",
+        "> The migration finished.",
+        "All is green.",
+    ]
 
 
 def test_markdown_emphasis_classes() -> None:
