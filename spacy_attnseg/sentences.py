@@ -730,10 +730,11 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     if ">" not in doc.text:
         return out
     marks = doc.to_array(ORTH) == get_string_id(">")
-    lines = numpy.flatnonzero(line_firsts(doc, doc.to_array(IS_SPACE).astype(bool)))
+    firsts = line_firsts(doc, doc.to_array(IS_SPACE).astype(bool))
+    lines = numpy.flatnonzero(firsts)
     end = -1  # the end of the last run of marks read
     for i in numpy.flatnonzero(marks).tolist():
-        if i < end or not starts_line(doc, i):
+        if i < end or not firsts[i]:
             continue
         end = i
         while end < len(doc) and marks[end]:
@@ -748,8 +749,8 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
 
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) where each of the text's
-    ``text_blocks`` (a fenced code block, a Markdown heading line or table) is one
-    sentence: its first token starts one, none inside it does (a start the model puts
+    ``text_blocks`` (code, a heading, a table, a directive, a comment, front matter) is
+    one sentence: its first token starts one, none inside it does (a start the model puts
     inside falls between the words of a code line or the cells of a row, or after a
     heading's ``##``), and the first token after it does unless it continues the
     block's sentence (``TokenClasses.continues``: a closing mark). A subtitle cue's
@@ -765,7 +766,7 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
         return out
     words = numpy.flatnonzero(~classes.space)  # the tokens with text, in order
     chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
-    final = sentence_final(doc)
+    ended: Optional[numpy.ndarray] = None  # (follows_final, read once a cue needs it)
     for a, b in blocks:
         first, last = numpy.searchsorted(chars, [a, b])
         if first == last:
@@ -774,10 +775,9 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
         if CUE_LINES.fullmatch(text, a, b):
             # a subtitle cue's header: a sentence runs on across it, unless the text
             # before it ends one (then the header opens the next, with the cue's text)
-            k = first - 1
-            while k >= 0 and classes.continues[words[k]] and not final[words[k]]:
-                k -= 1
-            out[words[first]] = k < 0 or final[words[k]]
+            if ended is None:
+                ended = follows_final(doc, classes)
+            out[words[first]] = first == 0 or ended[words[first]]
             if last < len(words):
                 out[words[last]] = 0
             continue
