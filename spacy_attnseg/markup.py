@@ -44,21 +44,61 @@ UNDERLINED = re.compile(
 )
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
 MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
-# A line that opens or closes a fenced code block (Markdown's ``` or ~~~), and the
-# indentation of a line of an indented one: no heading in either ("# a comment")
-FENCE = re.compile(LINE_START + r"[ \t]{0,3}(```|~~~)", re.MULTILINE)
+# A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
+# more; what follows the run is an opening fence's info string, and holds no backtick
+# after backticks), and the indentation of a line of an indented block: no heading in
+# either ("# a comment")
+FENCE = re.compile(
+    LINE_START + rf"[ \t]{{0,3}}(`{{3,}}(?![^`{LINE_END_CHARS}]*`)|~{{3,}})({IN_LINE}*)",
+    re.MULTILINE,
+)
 CODE_INDENT = re.compile(r"(?: {4}|\t)")
+
+
+def fenced_code(text: str) -> List[Tuple[int, int]]:
+    """``(start, close)`` of each fenced code block of ``text``: from the start of the
+    line that opens it to the start of the line that closes it (a fence of the same
+    character, as long or longer, with nothing after it), or to the end of the text
+    (``close`` is then ``len(text)``). A line of tildes under a line of text at least as
+    long as it is reStructuredText's underline of a heading, and opens nothing."""
+    out: List[Tuple[int, int]] = []
+    opening: re.Match[str] | None = None
+    for found in FENCE.finditer(text):
+        run, rest = found.group(1), found.group(2)
+        if opening is None:
+            if run[0] == "~" and not rest.strip() and _underlines(text, found.start(), len(run)):
+                continue
+            opening = found
+        elif (
+            run[0] == opening.group(1)[0] and len(run) >= len(opening.group(1)) and not rest.strip()
+        ):
+            out.append((opening.start(), found.start()))
+            opening = None
+    if opening is not None:
+        out.append((opening.start(), len(text)))
+    return out
+
+
+def _underlines(text: str, start: int, width: int) -> bool:
+    """Whether the line that starts at ``start``, a run of ``width`` tildes, follows a
+    line of text (a letter or digit in it) no longer than the run."""
+    window = text[max(0, start - 2 * width - 8) : start]
+    lines = LINE_BREAK.split(window)
+    if len(lines) < 2 or (len(lines) == 2 and len(window) < start):
+        return False  # the text's first line, or a line above longer than the window
+    title = lines[-2].strip()
+    return len(title) <= width and any(c.isalnum() for c in title)
 
 
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
-    fenced block (from a line that opens one to the line that closes it, or to the end),
-    or on a line indented as code (four spaces or a tab before its first character).
-    Linear in the text."""
+    fenced block (``fenced_code``: from a line that opens one to the line that closes
+    it, or to the end), or on a line indented as code (four spaces or a tab before its
+    first character). Linear in the text."""
     points = numpy.asarray(offsets, dtype="int64")
-    fences = numpy.array([m.start() for m in FENCE.finditer(text)], dtype="int64")
-    # odd: after an opening fence line, before its closing one
-    out = numpy.searchsorted(fences, points, side="right") % 2 == 1
+    out = numpy.zeros(len(points), dtype=bool)
+    for start, close in fenced_code(text):
+        out[numpy.searchsorted(points, start) : numpy.searchsorted(points, close)] = True
     lines = numpy.array([0, *(m.end() for m in LINE_BREAK.finditer(text))], dtype="int64")
     firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]
     for k, line in enumerate(firsts.tolist()):
@@ -113,23 +153,19 @@ STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 def text_blocks(text: str) -> List[Tuple[int, int]]:
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
-    each, whatever their punctuation: a fenced code block (from the line that opens it
-    to the end of the line that closes it, or to the end of the text), a Markdown
-    heading line (``HEADING_LINE``), a Markdown table (a run of two or more
-    ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText directive,
-    comment or target line (``DIRECTIVE_LINE``), an underlined heading (its two lines,
-    ``_underlined_heading``), an HTML comment on lines of its own (``html_comments``) and
-    a subtitle cue's number and timing lines (``CUE_LINES``), the last six outside code,
-    and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside
-    another is part of it."""
+    each, whatever their punctuation: a fenced code block (``fenced_code``: from the
+    line that opens it to the end of the line that closes it, or to the end of the
+    text), a Markdown heading line (``HEADING_LINE``), a Markdown table (a run of two
+    or more ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText
+    directive, comment or target line (``DIRECTIVE_LINE``), an underlined heading (its
+    two lines, ``_underlined_heading``), an HTML comment on lines of its own
+    (``html_comments``) and a subtitle cue's number and timing lines (``CUE_LINES``), the
+    last six outside code, and a page's front matter (``FRONT_MATTER``). Sorted,
+    disjoint: a block inside another is part of it."""
     blocks: List[Tuple[int, int]] = []
-    fences = [m.start() for m in FENCE.finditer(text)]
-    for k in range(0, len(fences), 2):
-        if k + 1 < len(fences):
-            close = LINE_BREAK.search(text, fences[k + 1])
-            blocks.append((fences[k], len(text) if close is None else close.start()))
-        else:
-            blocks.append((fences[k], len(text)))
+    for start, closing in fenced_code(text):
+        line_end = LINE_BREAK.search(text, closing)
+        blocks.append((start, len(text) if line_end is None else line_end.start()))
     headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     rows: List[Tuple[int, int]] = []
     for m in TABLE_ROW.finditer(text):

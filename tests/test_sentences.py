@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 import textwrap
 from pathlib import Path
@@ -13,7 +14,7 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from spacy_attnseg.markup import html_comments, in_code, text_blocks
+from spacy_attnseg.markup import fenced_code, html_comments, in_code, text_blocks
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     PLAIN_HEADING,
@@ -560,6 +561,60 @@ def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
     sents = [s.text.strip() for s in default_nlp(text).sents]
     assert sents[:2] == ["Title\n=====", "Body text."]
     assert "Other\n-----" in sents
+
+
+def test_tilde_underlines_open_no_code(default_nlp: Any) -> None:
+    """reStructuredText underlines a heading with tildes as Markdown fences code with
+    them: a run of tildes under a line of text no longer than it is a heading's
+    underline (the Python documentation's logging cookbook read as code between its
+    headings, sentences of thousands of words), and a Markdown fence is one still; a
+    fence closes only on a run of its own character, as long or longer."""
+    page = (
+        "Handlers\n~~~~~~~~\n\nA handler sends records on. It has a level.\n\n"
+        "Filters\n~~~~~~~\n\nA filter drops records. It runs before the handler.\n"
+    )
+    assert fenced_code(page) == []
+    assert [page[a:b] for a, b in text_blocks(page)] == ["Handlers\n~~~~~~~~", "Filters\n~~~~~~~"]
+    sents = [s.text.strip() for s in default_nlp(page).sents]
+    assert "A handler sends records on." in sents and "A filter drops records." in sents
+    # Markdown's fences: after a line longer than the run, with an info string, at the start
+    assert fenced_code("Run this:\n~~~\nmake\n~~~\nDone.") == [(10, 19)]
+    assert fenced_code("~~~python\nx = 1\n~~~\nafter") == [(0, 16)]
+    # a fence of the other character, or a shorter one, is code; a closing line says nothing more
+    assert fenced_code("```\n~~~\ncode\n```\nafter") == [(0, 13)]
+    assert fenced_code("````\n```\ncode\n````\nafter") == [(0, 14)]
+    assert fenced_code("```\ncode\n``` not closed\nmore") == [(0, 28)]
+    # backticks with a backtick after them are inline code, not a fence
+    assert fenced_code("```x``` in a line\nprose") == []
+
+
+FENCE_LINES = ["```", "````", "~~~", "~~~~", "```python", "~~~ text", "  ```", "``` x"]
+TEXT_LINES = ["The valve was checked twice.", "print(value)  # the value", "then closed:"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(st.sampled_from(FENCE_LINES + TEXT_LINES + [""]), max_size=14))
+def test_fenced_code_as_commonmark_reads_it(lines: list[str]) -> None:
+    """Where ``fenced_code`` finds code, CommonMark (markdown-it-py, an independent
+    parser) finds fenced blocks on the same lines, for any lines of fences, text and
+    blank lines (the text lines longer than any run of tildes: the one place the two
+    read differently is a reStructuredText underline)."""
+    from markdown_it import MarkdownIt
+
+    text = "\n".join(lines)
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    expected = [
+        tuple(token.map)
+        for token in MarkdownIt("commonmark").parse(text)
+        if token.type == "fence" and token.map is not None
+    ]
+    found = [
+        (bisect.bisect_right(starts, start) - 1, bisect.bisect_right(starts, close))
+        if close < len(text)
+        else (bisect.bisect_right(starts, start) - 1, len(text.splitlines()))
+        for start, close in fenced_code(text)
+    ]
+    assert found == expected
 
 
 def test_a_heading_stays_with_text_longer_than_a_chunk() -> None:
