@@ -6,7 +6,7 @@ subtitle cues). ``sentences`` reads these with the model's starts."""
 import bisect
 import itertools
 import re
-from typing import List, Sequence, Tuple
+from typing import List, Sequence, Set, Tuple
 
 import numpy
 
@@ -33,12 +33,20 @@ LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
 # a blank line in running text: ``is_blank_line`` of a whitespace run
 BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR)
 
-# A heading line marked as one: Markdown's "# Title" ... "###### Title", a line
-# underlined with a run of = - ~ ^ * # + (Markdown's and reStructuredText's; the run may
-# be a sentence of its own, ``ADORNMENT``), or MediaWiki's "== Title ==" (also as
-# WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
-# before: "= x =" is as likely a formula)
-HEADING_MARK = re.compile(r"#{1,6}[ \t]\S")
+# A heading line marked as one: Markdown's "# Title" ... "###### Title", HTML's
+# "<h2>Title</h2>" and LaTeX's "\section{Title}" on a line of their own (``\part`` to
+# ``\subparagraph``, starred or with a short title in brackets, perhaps a label or a
+# comment after it), a line underlined with a run of = - ~ ^ * # + (Markdown's and
+# reStructuredText's; the run may be a sentence of its own, ``ADORNMENT``), or
+# MediaWiki's "== Title ==" (also as WikiText writes it, "= = Title = ="; two or more =
+# on each side, as many after as before: "= x =" is as likely a formula)
+LINE_ENDS_HERE = rf"[ \t]*(?=[{LINE_END_CHARS}]|$)"
+HEADING_MARK = re.compile(
+    r"#{1,6}[ \t]\S"
+    rf"|<[hH](?P<level>[1-6])\b[^>]*>{IN_LINE}*</[hH](?P=level)[ \t]*>{LINE_ENDS_HERE}"
+    r"|\\(?:part|chapter|(?:sub){0,2}section|(?:sub)?paragraph)\*?(?:\[[^\]]*\])?"
+    rf"\{{{IN_LINE}*\}}(?:[ \t]*%{IN_LINE}*)?{LINE_ENDS_HERE}"
+)
 UNDERLINED = re.compile(
     IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
 )
@@ -110,7 +118,7 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
 # its line (any ``LINE_END``: in text whose lines end in "\r" alone, a heading or a row
 # is one line, not the rest of the text)
 HEADING_LINE = re.compile(
-    LINE_START + r"[ \t]{0,3}" + HEADING_MARK.pattern + IN_LINE + "*", re.MULTILINE
+    LINE_START + rf"[ \t]{{0,3}}(?:{HEADING_MARK.pattern}){IN_LINE}*", re.MULTILINE
 )
 # A Markdown table's row: a line that opens with "|" (after at most three spaces); its
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
@@ -126,10 +134,26 @@ UNDERLINED_LINES = re.compile(
     LINE_START + rf"[ \t]*\S{IN_LINE}*{LINE_END}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
     re.MULTILINE,
 )
-# An HTML comment on lines of its own ("<!-- draft -->", over one line or more): where
-# one opens a line, and what may follow the "-->" that closes it on its last line
-COMMENT_OPEN = re.compile(LINE_START + r"[ \t]{0,3}<!--", re.MULTILINE)
-COMMENT_END = re.compile(rf"[ \t]*(?:{LINE_END}|\Z)")
+# An HTML comment or an element that holds no prose (``<pre>``, ``<script>``,
+# ``<style>``) on lines of its own ("<!-- draft -->", over one line or more): where one
+# opens a line, what closes each kind, and what may follow that on its last line
+# (whitespace, more tags)
+HTML_BLOCK_OPEN = re.compile(
+    LINE_START + r"[ \t]{0,3}(?:<!--|<(?i:(pre|script|style))\b)", re.MULTILINE
+)
+HTML_BLOCK_CLOSE = {
+    kind: re.compile(pattern, re.IGNORECASE)
+    for kind, pattern in (("", "-->"), *((k, rf"</{k}[ \t]*>") for k in ("pre", "script", "style")))
+}
+HTML_BLOCK_END = re.compile(
+    rf"((?:[ \t]*</?[A-Za-z][^<>{LINE_END_CHARS}]*>)*)[ \t]*(?:{LINE_END}|\Z)"
+)
+# A line of HTML or XML tags alone ("<!DOCTYPE html>", "<ul>", "</div></body>"), with
+# nothing but whitespace between them
+TAG_LINE = re.compile(
+    LINE_START + rf"[ \t]*(?:<[!?/]?[A-Za-z][^<>{LINE_END_CHARS}]*>[ \t]*)+{LINE_ENDS_HERE}",
+    re.MULTILINE,
+)
 # A page's front matter at the text's start: YAML's between lines of "---", TOML's
 # between lines of "+++", the line after the opening one a "key:" or "key =" line
 FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{LINE_END}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
@@ -158,10 +182,11 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     text), a Markdown heading line (``HEADING_LINE``), a Markdown table (a run of two
     or more ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText
     directive, comment or target line (``DIRECTIVE_LINE``), an underlined heading (its
-    two lines, ``_underlined_heading``), an HTML comment on lines of its own
-    (``html_comments``) and a subtitle cue's number and timing lines (``CUE_LINES``), the
-    last six outside code, and a page's front matter (``FRONT_MATTER``). Sorted,
-    disjoint: a block inside another is part of it."""
+    two lines, ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or
+    ``<style>`` element on lines of its own (``html_blocks``), a line of HTML tags alone
+    (``TAG_LINE``) and a subtitle cue's number and timing lines (``CUE_LINES``), the last
+    seven outside code, and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a
+    block inside another is part of it."""
     blocks: List[Tuple[int, int]] = []
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
@@ -181,7 +206,8 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
-    found = headings + tables + directives + cues + html_comments(text)
+    tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
+    found = headings + tables + directives + cues + tags + html_blocks(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())
@@ -207,19 +233,26 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     return out
 
 
-def html_comments(text: str) -> List[Tuple[int, int]]:
-    """``(start, end)`` character ranges of the HTML comments of ``text`` that open a
-    line (``COMMENT_OPEN``) and end theirs (``COMMENT_END``); one that runs into text
-    after its ``"-->"`` is none. Linear in the text: each comment is read once."""
+def html_blocks(text: str) -> List[Tuple[int, int]]:
+    """``(start, end)`` character ranges of the HTML comments and ``<pre>``, ``<script>``
+    and ``<style>`` elements of ``text`` that open a line (``HTML_BLOCK_OPEN``) and end
+    theirs (``HTML_BLOCK_END``); one that runs into text after its end is none. Linear
+    in the text: each block is read once, and once one kind finds no end, no later
+    opening of that kind is read."""
     out: List[Tuple[int, int]] = []
+    unclosed: Set[str] = set()
     position = 0
-    while (found := COMMENT_OPEN.search(text, position)) is not None:
-        end = text.find("-->", found.end())
-        if end < 0:
-            break
-        position = end + 3
-        if COMMENT_END.match(text, position):
-            out.append((found.start(), position))
+    while (found := HTML_BLOCK_OPEN.search(text, position)) is not None:
+        kind = (found.group(1) or "").lower()
+        close = None if kind in unclosed else HTML_BLOCK_CLOSE[kind].search(text, found.end())
+        if close is None:
+            unclosed.add(kind)
+            position = found.end()
+            continue
+        position = close.end()
+        after = HTML_BLOCK_END.match(text, position)
+        if after is not None:
+            out.append((found.start(), after.end(1)))
     return out
 
 

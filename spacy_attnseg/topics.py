@@ -36,8 +36,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    each gap (``window`` sentences each side) whose TextTiling depth exceeds
    ``mean - cutoff * std`` of the document's valley depths.
    Headings marked as such (``breaks``: Markdown's ``#``, an underline, MediaWiki's
-   ``== ==``) start segments whatever the vectors; each method works within the
-   sections they make.
+   ``== ==``, HTML's ``<h2>``, LaTeX's ``\\section``) start segments whatever the
+   vectors; each method works within the sections they make.
 3. **Limits.** A segment longer than ``max_sents`` sentences or ``max_tokens``
    wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
    ``split_tokens`` cuts a single sentence that is longer by itself.

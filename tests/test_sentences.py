@@ -14,7 +14,7 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from spacy_attnseg.markup import fenced_code, html_comments, in_code, text_blocks
+from spacy_attnseg.markup import fenced_code, html_blocks, in_code, text_blocks
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     PLAIN_HEADING,
@@ -746,9 +746,79 @@ def test_html_comments_and_front_matter_are_sentences(default_nlp: Any) -> None:
     assert text_blocks("---\nSome prose here.\n---\nMore.") == []
     assert text_blocks("Text <!-- inline --> more.\n<!-- a --> b\n<!-- open") == []
     assert text_blocks("```\n<!-- code -->\n```") == [(0, 21)]  # the code block
-    assert html_comments("<!--a-->\n" * 3) == [(0, 8), (9, 17), (18, 26)]
+    assert html_blocks("<!--a-->\n" * 3) == [(0, 8), (9, 17), (18, 26)]
     sents = [s.text.strip() for s in default_nlp(page).sents]
     assert sents == [blocks[0], blocks[1], "We moved the cluster."]
+
+
+HTML_PAGE = """<!DOCTYPE html>
+<html>
+<body>
+<h1>Valve maintenance</h1>
+<p>Check every valve once a week. Record the pressure before and after the test.</p>
+<h2>Tools</h2>
+<p>You need a torque wrench and a pressure gauge. Keep them calibrated.</p>
+<pre><code>./check-valves --all
+echo done. Next</code></pre>
+<h2>Storage</h2>
+<p>Store spare valves in a dry room. Label each shelf with the valve type.</p>
+</body>
+</html>
+"""
+
+
+def test_html_as_written(default_nlp: Any) -> None:
+    """Raw HTML: a line of tags alone, a ``<pre>`` (``<script>``, ``<style>``) element
+    on lines of its own and a heading element's line are one sentence each (the model
+    split ``"<!"`` off ``"DOCTYPE"`` and the code at its ``"."``), and a heading
+    element starts a segment as a Markdown heading does; the paragraphs' sentences are
+    the model's."""
+    blocks = [HTML_PAGE[a:b] for a, b in text_blocks(HTML_PAGE)]
+    assert blocks == [
+        "<!DOCTYPE html>",
+        "<html>",
+        "<body>",
+        "<h1>Valve maintenance</h1>",
+        "<h2>Tools</h2>",
+        "<pre><code>./check-valves --all\necho done. Next</code></pre>",
+        "<h2>Storage</h2>",
+        "</body>",
+        "</html>",
+    ]
+    assert html_blocks("<SCRIPT>\nvar a;\n</script></div>\nx") == [(0, 31)]
+    # an element that text follows on its last line, or that never closes, is no block
+    assert html_blocks("<pre>\nx\n</pre> and text\n<style>\np {}\n") == []
+    assert text_blocks("a <b>\n<p>Hi.</p>\n<3 you\n") == []
+    doc = default_nlp(HTML_PAGE)
+    sents = [s.text.strip() for s in doc.sents]
+    assert set(blocks) <= set(sents), sents
+    assert "<p>Check every valve once a week." in sents
+    firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
+    assert {"<h1>Valve maintenance</h1>", "<h2>Tools</h2>", "<h2>Storage</h2>"} <= set(firsts)
+
+
+def test_latex_sections_are_headings(default_nlp: Any) -> None:
+    """LaTeX's sectioning commands on a line of their own (starred, with a short title,
+    a label or a comment after them) are marked headings: one sentence each, and each
+    starts a segment; one that text follows on its line is not."""
+    page = (
+        "\\section{Introduction}\nTransformers compare every pair of tokens. This makes "
+        "long documents expensive.\nWe study single heads.\n\n"
+        "\\subsection*{Related work} \\label{sec:related} % cite more\nEarlier work used "
+        "lexical cohesion. Later work used sentence embeddings.\n\n"
+        "\\section[Method]{The method}\nWe choose the partition with the least cost. "
+        "A penalty is paid per boundary.\n"
+    )
+    blocks = [page[a:b] for a, b in text_blocks(page)]
+    assert blocks == [
+        "\\section{Introduction}",
+        "\\subsection*{Related work} \\label{sec:related} % cite more",
+        "\\section[Method]{The method}",
+    ]
+    assert text_blocks("\\section{Intro} Text runs on here.\nMore.") == []
+    assert text_blocks("\\sectionmark{x}\n\\item{a}\n") == []
+    doc = default_nlp(page)
+    assert [span.text.split("\n")[0] for span in doc.spans["attn_segments"]] == blocks
 
 
 SUBTITLES = (
