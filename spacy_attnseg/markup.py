@@ -36,16 +36,19 @@ BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR
 # A heading line marked as one: Markdown's "# Title" ... "###### Title", HTML's
 # "<h2>Title</h2>" and LaTeX's "\section{Title}" on a line of their own (``\part`` to
 # ``\subparagraph``, starred or with a short title in brackets, perhaps a label or a
-# comment after it), a line underlined with a run of = - ~ ^ * # + (Markdown's and
-# reStructuredText's; the run may be a sentence of its own, ``ADORNMENT``), or
-# MediaWiki's "== Title ==" (also as WikiText writes it, "= = Title = ="; two or more =
-# on each side, as many after as before: "= x =" is as likely a formula)
+# comment after it), AsciiDoc's "== Title" ... "====== Title" (a letter first, not
+# ending as a statement does: "== 144``. Similarly," is a line of wrapped prose), a
+# line underlined with a run of = - ~ ^ * # + (Markdown's and reStructuredText's; the
+# run may be a sentence of its own, ``ADORNMENT``), or MediaWiki's "== Title ==" (also
+# as WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
+# before: "= x =" is as likely a formula)
 LINE_ENDS_HERE = rf"[ \t]*(?=[{LINE_END_CHARS}]|$)"
 HEADING_MARK = re.compile(
     r"#{1,6}[ \t]\S"
     rf"|<[hH](?P<level>[1-6])\b[^>]*>{IN_LINE}*</[hH](?P=level)[ \t]*>{LINE_ENDS_HERE}"
     r"|\\(?:part|chapter|(?:sub){0,2}section|(?:sub)?paragraph)\*?(?:\[[^\]]*\])?"
     rf"\{{{IN_LINE}*\}}(?:[ \t]*%{IN_LINE}*)?{LINE_ENDS_HERE}"
+    rf"|={{2,6}}[ \t]+[^\W\d_](?!{IN_LINE}*[.!:;,…]['\"”’)\]]*{LINE_ENDS_HERE})"
 )
 UNDERLINED = re.compile(
     IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
@@ -54,48 +57,68 @@ ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
 MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
 # A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
 # more; what follows the run is an opening fence's info string, and holds no backtick
-# after backticks), and the indentation of a line of an indented block: no heading in
-# either ("# a comment")
+# after backticks; AsciiDoc's ---- under a "[source]" or "[listing]" line), and the
+# indentation of a line of an indented block: no heading in either ("# a comment")
 FENCE = re.compile(
-    LINE_START + rf"[ \t]{{0,3}}(`{{3,}}(?![^`{LINE_END_CHARS}]*`)|~{{3,}})({IN_LINE}*)",
+    LINE_START
+    + rf"[ \t]{{0,3}}(`{{3,}}(?![^`{LINE_END_CHARS}]*`)|~{{3,}}|-{{4,}}(?={LINE_ENDS_HERE}))"
+    + rf"({IN_LINE}*)",
     re.MULTILINE,
 )
+LISTING_ATTRIBUTE = re.compile(r"\[(?:source|listing)\b[^\]]*\]")
 CODE_INDENT = re.compile(r"(?: {4}|\t)")
+# the longest line above an AsciiDoc listing's opening "----" that is read
+ATTRIBUTE_CHARS = 200
 
 
 def fenced_code(text: str) -> List[Tuple[int, int]]:
     """``(start, close)`` of each fenced code block of ``text``: from the start of the
-    line that opens it to the start of the line that closes it (a fence of the same
-    character, as long or longer, with nothing after it), or to the end of the text
-    (``close`` is then ``len(text)``). A line of tildes under a line of text at least as
-    long as it is reStructuredText's underline of a heading, and opens nothing."""
+    line that opens it (or of an AsciiDoc listing's ``"[source,python]"`` line) to the
+    start of the line that closes it (a fence of the same character, as long or longer,
+    with nothing after it), or to the end of the text (``close`` is then ``len(text)``).
+    A line of tildes under a line of text no longer than it is reStructuredText's
+    underline of a heading, and a line of dashes under no such attribute line a rule or
+    an underline: they open nothing."""
     out: List[Tuple[int, int]] = []
-    opening: re.Match[str] | None = None
+    opening: Tuple[int, str, int] | None = None  # (start, character, length)
     for found in FENCE.finditer(text):
         run, rest = found.group(1), found.group(2)
         if opening is None:
-            if run[0] == "~" and not rest.strip() and _underlines(text, found.start(), len(run)):
-                continue
-            opening = found
-        elif (
-            run[0] == opening.group(1)[0] and len(run) >= len(opening.group(1)) and not rest.strip()
-        ):
-            out.append((opening.start(), found.start()))
+            start = found.start()
+            if run[0] == "-":
+                above = _line_above(text, start, ATTRIBUTE_CHARS)
+                if above is None or not LISTING_ATTRIBUTE.fullmatch(above[1].strip()):
+                    continue
+                start = above[0]
+            elif run[0] == "~" and not rest.strip():
+                above = _line_above(text, start, 2 * len(run))
+                title = "" if above is None else above[1].strip()
+                if len(title) <= len(run) and any(c.isalnum() for c in title):
+                    continue
+            opening = (start, run[0], len(run))
+        elif run[0] == opening[1] and len(run) >= opening[2] and not rest.strip():
+            out.append((opening[0], found.start()))
             opening = None
     if opening is not None:
-        out.append((opening.start(), len(text)))
+        out.append((opening[0], len(text)))
     return out
 
 
-def _underlines(text: str, start: int, width: int) -> bool:
-    """Whether the line that starts at ``start``, a run of ``width`` tildes, follows a
-    line of text (a letter or digit in it) no longer than the run."""
-    window = text[max(0, start - 2 * width - 8) : start]
-    lines = LINE_BREAK.split(window)
-    if len(lines) < 2 or (len(lines) == 2 and len(window) < start):
-        return False  # the text's first line, or a line above longer than the window
-    title = lines[-2].strip()
-    return len(title) <= width and any(c.isalnum() for c in title)
+def _line_above(text: str, start: int, longest: int) -> Tuple[int, str] | None:
+    """The start and the text of the line above the line that starts at ``start``, if
+    it is at most about ``longest`` characters long (None above the text's first line,
+    or for a longer line)."""
+    first = max(0, start - longest - 4)
+    breaks = list(LINE_BREAK.finditer(text, first, start))
+    if not breaks or breaks[-1].end() != start:
+        return None
+    if len(breaks) >= 2:
+        above = breaks[-2].end()
+    elif first == 0:
+        above = 0
+    else:
+        return None
+    return above, text[above : breaks[-1].start()]
 
 
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:

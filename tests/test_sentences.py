@@ -821,6 +821,31 @@ def test_latex_sections_are_headings(default_nlp: Any) -> None:
     assert [span.text.split("\n")[0] for span in doc.spans["attn_segments"]] == blocks
 
 
+def test_asciidoc_as_written(default_nlp: Any) -> None:
+    """AsciiDoc's ``== Title`` lines are marked headings (one sentence, a segment
+    starts at each), not a line of wrapped prose that opens with ``==``; a listing
+    under ``[source]`` is one block from that line to its closing ``----``, and a
+    rule of dashes under no such line opens nothing."""
+    page = (
+        "== Inspection\n\nCheck every valve once a week. Record the pressure before and "
+        "after the test.\n\n[source,bash]\n----\n./check-valves --all\necho done. Next\n"
+        "----\n\n== Storage\n\nStore spare valves in a dry room. Label each shelf with "
+        "the valve type.\n"
+    )
+    blocks = [page[a:b] for a, b in text_blocks(page)]
+    assert blocks == [
+        "== Inspection",
+        "[source,bash]\n----\n./check-valves --all\necho done. Next\n----",
+        "== Storage",
+    ]
+    assert text_blocks("a == b holds\n== 144. Similarly, floats,\n== Note: it ends.\n") == []
+    assert fenced_code("Intro.\n\n----\n\nText.\n\n----\nMore.") == []
+    doc = default_nlp(page)
+    assert set(blocks) <= {s.text.strip() for s in doc.sents}
+    firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
+    assert firsts == ["== Inspection", "== Storage"]
+
+
 SUBTITLES = (
     "1\n00:00:01,000 --> 00:00:04,000\nWelcome back to the show.\n\n"
     "2\n00:00:04,500 --> 00:00:08,000\nThe mill on the river was built\n\n"

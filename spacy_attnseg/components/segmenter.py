@@ -202,15 +202,14 @@ def make_attn_segmenter(
         ``sentences.lines_are_paragraphs``), segments start only at them (each segment
         holds whole paragraphs) unless a size limit splits a paragraph.
     segment_headings (bool): a heading (``sentences.heading_sentences``: a Markdown
-        ``#`` line, an underlined line, MediaWiki's ``== Title ==``, an HTML ``<h2>``
-        or LaTeX ``\\section{}`` line, or a short paragraph of one line without
-        closing punctuation) stays with the text after it: no segment starts right
-        after one.
+        ``#`` line, an underlined line, MediaWiki's ``== Title ==`` or AsciiDoc's
+        ``== Title``, an HTML ``<h2>`` or LaTeX ``\\section{}`` line, or a short
+        paragraph of one line without closing punctuation) stays with the text after
+        it: no segment starts right after one.
     segment_at_headings (bool): with ``segment_headings``, a heading marked as one (a
-        Markdown ``#`` line, an underlined line, MediaWiki's ``== Title ==``, an HTML
-        ``<h2>`` or LaTeX ``\\section{}`` line) always starts a segment: segments
-        never run across an author's marked sections, and the method splits within
-        them.
+        Markdown ``#`` line, an underlined line, ``== Title``, an HTML ``<h2>`` or
+        LaTeX ``\\section{}`` line) always starts a segment: segments never run across
+        an author's marked sections, and the method splits within them.
     segment_window (int): "texttiling": sentences on each side of a gap compared.
     segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
         mean minus this many standard deviations of the document's valley depths.
