@@ -193,6 +193,19 @@ CUE_LINES = re.compile(
     + rf"(?:[ \t]*\d+[ \t]*{LINE_END})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
     re.MULTILINE,
 )
+# A page number on a line of its own at a page break (a form feed), as text from PDF
+# keeps a page's footer or header: "12", "- 12 -", "Page 12 of 40", "p. 12", "xii" (a
+# roman number in lower case, as front matter numbers its pages); a footer is the line
+# that the page break ends, a header the line after one
+ROMAN_PAGE = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
+PAGE_NUMBER = (
+    rf"[ \t]*(?:(?:[Pp]age|[Pp]\.|[Pp]g\.?)[ \t]*)?[-–—]?[ \t]*(?:\d{{1,4}}|{ROMAN_PAGE})"
+    r"[ \t]*[-–—]?(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?[ \t]*"
+)
+PAGE_FOOTER = re.compile(
+    LINE_START + PAGE_NUMBER + rf"(?=(?:\r\n|[\r\n{OTHER_LINE_ENDS}])?\x0c)", re.MULTILINE
+)
+PAGE_HEADER = re.compile(rf"(?<=\x0c){PAGE_NUMBER}(?={LINE_END}|\Z)")
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
@@ -207,9 +220,10 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directive, comment or target line (``DIRECTIVE_LINE``), an underlined heading (its
     two lines, ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or
     ``<style>`` element on lines of its own (``html_blocks``), a line of HTML tags alone
-    (``TAG_LINE``) and a subtitle cue's number and timing lines (``CUE_LINES``), the last
-    seven outside code, and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a
-    block inside another is part of it."""
+    (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a page
+    number at a page break (``PAGE_FOOTER``, ``PAGE_HEADER``), the last eight outside
+    code, and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside
+    another is part of it."""
     blocks: List[Tuple[int, int]] = []
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
@@ -230,7 +244,13 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
-    found = headings + tables + directives + cues + tags + html_blocks(text)
+    pages = [
+        (m.start(), m.end())
+        for pattern in (PAGE_FOOTER, PAGE_HEADER)
+        for m in pattern.finditer(text)
+        if m.group().strip()
+    ]
+    found = headings + tables + directives + cues + tags + pages + html_blocks(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())

@@ -37,6 +37,8 @@ from .markup import (
     HEADING_MARK,
     LINE_BREAK,
     MEDIAWIKI,
+    PAGE_FOOTER,
+    PAGE_HEADER,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     in_code,
@@ -754,9 +756,12 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     inside falls between the words of a code line or the cells of a row, or after a
     heading's ``##``), and the first token after it does unless it continues the
     block's sentence (``TokenClasses.continues``: a closing mark). A subtitle cue's
-    header (``CUE_LINES``) is part of a sentence instead, as is its cue's first word: a
-    sentence that the text before runs on into, or, where that text ends a sentence
-    (sentence-final punctuation, then perhaps closing marks), the one the header opens.
+    header (``CUE_LINES``) or a page number after a page break (``PAGE_HEADER``) is part
+    of a sentence instead, as is the word after it: a sentence that the text before
+    runs on into, or, where that text ends a sentence (sentence-final punctuation, then
+    perhaps closing marks), the one the header opens. A page number before a page break
+    (``PAGE_FOOTER``) is part of the sentence before it, which runs on into the next
+    page unless it ended before the footer.
     A sentence longer than a chunk may hold is cut at its line starts
     (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
@@ -772,14 +777,25 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
         if first == last:
             continue
         out[words[first:last]] = 0
-        if CUE_LINES.fullmatch(text, a, b):
-            # a subtitle cue's header: a sentence runs on across it, unless the text
-            # before it ends one (then the header opens the next, with the cue's text)
+        if CUE_LINES.fullmatch(text, a, b) or PAGE_HEADER.fullmatch(text, a, b):
+            # a subtitle cue's header or a page's: a sentence runs on across it, unless
+            # the text before it ends one (then the header opens the next, with the
+            # text after it)
             if ended is None:
                 ended = follows_final(doc, classes)
             out[words[first]] = first == 0 or ended[words[first]]
             if last < len(words):
                 out[words[last]] = 0
+            continue
+        footer = PAGE_FOOTER.match(text, a)  # (its look past the end needs the text after)
+        if footer is not None and footer.end() == b:
+            # a page's footer: part of the sentence before it, which runs on into the
+            # next page unless it ended before the footer
+            if ended is None:
+                ended = follows_final(doc, classes)
+            out[words[first]] = first == 0
+            if last < len(words):
+                out[words[last]] = ended[words[first]]
             continue
         out[words[first]] = 1
         if last < len(words) and not classes.continues[words[last]]:

@@ -880,6 +880,34 @@ def test_subtitle_cues_are_parts_of_sentences(default_nlp: Any) -> None:
     ]
 
 
+PDF_PAGES = (
+    "The pump at the north site was inspected on Monday. The seal was\n\n12\n\x0c"
+    "worn and was replaced. The crew then moved to the south site.\n\nPage 13 of 40\n\x0c"
+    "All valves passed. The report was filed on Friday.\n\x0cxiv\nThe next report "
+    "follows in May."
+)
+
+
+def test_page_numbers_at_page_breaks(default_nlp: Any) -> None:
+    """Text from PDF: a page number on the line a page break ends (a footer) is part of
+    the sentence before it, which runs on into the next page unless it ended before
+    the footer; one on the line after a page break (a header) is part of the sentence
+    it opens or the one that runs across it. A number line away from a page break,
+    and a line of prose before one, are no page numbers."""
+    pages = [PDF_PAGES[a:b] for a, b in text_blocks(PDF_PAGES)]
+    assert pages == ["12", "Page 13 of 40", "xiv"]
+    assert text_blocks("Items:\n\n12\n\nMore.\nIt cost 12\n\x0cdollars.\nI\n\x0cwent") == []
+    sents = [" ".join(s.text.split()) for s in default_nlp(PDF_PAGES).sents]
+    assert sents == [
+        "The pump at the north site was inspected on Monday.",
+        "The seal was 12 worn and was replaced.",
+        "The crew then moved to the south site. Page 13 of 40",
+        "All valves passed.",
+        "The report was filed on Friday.",
+        "xiv The next report follows in May.",
+    ]
+
+
 def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
     """The default pipeline on Markdown lists and emphasis: a ``"* "`` bullet is not a
     sentence of its own, nor an item's emphasised opening words."""
