@@ -63,6 +63,12 @@ HOSTILE: Dict[str, str] = {
     "page breaks and separators": "A page ends in the middle of a\n\x0csentence. Next\x0c"
     "page\x0c\x0c\x0b\x85\u2028\u2029\x1c\x1d\x1e\x1f end.\n\x0c\n\x0c",
     "markup": "<p>Hello <b>world</b>.</p>\n<script>alert('x');</script> {\"json\": [1, 2]}",
+    "markup blocks, unclosed and repeated": "<pre>\n" * 40
+    + "Title\n~~~~~\n~~~\n" * 20
+    + "[source]\n----\n" * 15
+    + "12\n\x0c" * 40
+    + "\\section{x}\n== x\n<h2>x</h2>\n<!DOCTYPE html>\n" * 20
+    + "<script>\n\x0c- 3 -\n text. ```",
 }
 
 
