@@ -603,6 +603,30 @@ def heading_sentences(
     return out
 
 
+# A plain heading heads prose where the paragraph after it holds this many sentences,
+# or this many words
+PROSE_SENTENCES = 2
+PROSE_WORDS = 25
+
+
+def heads_prose(headings: Any, paragraph_first: Any, texts: Sequence[str]) -> numpy.ndarray:
+    """For each sentence, whether it is a ``PLAIN_HEADING`` (``heading_sentences``) over
+    a paragraph of prose: the paragraph after it holds ``PROSE_SENTENCES`` sentences or
+    more, or ``PROSE_WORDS`` words or more, none of them a heading. A short line over
+    another short line (a list, a letter's end) heads no prose; a section's title in
+    text converted from HTML, a word processor or PDF does."""
+    flags = numpy.asarray(headings)
+    first = numpy.asarray(paragraph_first, dtype=bool)
+    out = numpy.zeros(len(flags), dtype=bool)
+    for k in numpy.flatnonzero(flags == PLAIN_HEADING).tolist():
+        j, words = k + 1, 0
+        while j < len(flags) and (j == k + 1 or not first[j]) and not flags[j]:
+            words += len(texts[j].split())
+            j += 1
+        out[k] = j - k - 1 >= PROSE_SENTENCES or words >= PROSE_WORDS
+    return out
+
+
 def next_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, the token that starts the next sentence if it is a separator
     (``len(doc)`` if the separator ends the document)."""

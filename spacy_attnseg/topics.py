@@ -36,8 +36,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    each gap (``window`` sentences each side) whose TextTiling depth exceeds
    ``mean - cutoff * std`` of the document's valley depths.
    Headings marked as such (``breaks``: Markdown's ``#``, an underline, MediaWiki's
-   ``== ==``, HTML's ``<h2>``, LaTeX's ``\\section``) start segments whatever the
-   vectors; each method works within the sections they make.
+   ``== ==``, HTML's ``<h2>``, LaTeX's ``\\section``), and plain ones over prose, start
+   segments whatever the vectors; each method works within the sections they make.
 3. **Limits.** A segment longer than ``max_sents`` sentences or ``max_tokens``
    wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
    ``split_tokens`` cuts a single sentence that is longer by itself.
@@ -633,7 +633,8 @@ def segment(
         ``tie_repeats``), or a line without letters or digits (``"---"``, ``"* * *"``).
         Those that end the text join the unit before them.
     breaks: per sentence, whether it is a heading marked as one (``sentences.
-        MARKED_HEADING``): the first of each run of headings that holds one starts a
+        MARKED_HEADING``) or a plain one over prose (``sentences.heads_prose``): the
+        first of each run of headings that holds one starts a
         segment, whatever the vectors, ``min_sents`` or the method (an author's own
         sections); the partition (or TextTiling, or the split to ``n_segments``, which
         counts them) then works within the sections they make.

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from spacy_attnseg.markup import fenced_code, html_blocks, in_code, text_blocks
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
+    NOT_HEADING,
     PLAIN_HEADING,
     blocks_hold_one,
     candidate_mask,
@@ -25,6 +26,7 @@ from spacy_attnseg.sentences import (
     follows_final,
     hard_wrapped,
     heading_sentences,
+    heads_prose,
     item_numbers,
     join_list_markers,
     layout_starts,
@@ -1321,6 +1323,53 @@ def test_heading_sentences() -> None:
     assert headings == ["# Attention heads", "Results", "Setup notes\n====="], texts
     assert [int(flag) for flag in flags if flag] == [MARKED_HEADING, PLAIN_HEADING, MARKED_HEADING]
     assert "Last words" in texts and "Dear Anna," in texts
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    flags=st.lists(st.sampled_from([NOT_HEADING, PLAIN_HEADING, MARKED_HEADING]), max_size=12),
+    data=st.data(),
+)
+def test_heads_prose_reads_the_paragraph_after(flags: list[int], data: Any) -> None:
+    """``heads_prose`` against the paragraphs written out: a plain heading heads prose
+    where the sentences after it up to the next paragraph (or heading) are two or more,
+    or hold 25 words or more."""
+    n = len(flags)
+    first = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    words = data.draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    texts = [" ".join(["word"] * w) for w in words]
+    found = heads_prose(numpy.array(flags, dtype="int8"), first, texts).tolist()
+    for k in range(n):
+        after: list[int] = []
+        for j in range(k + 1, n):
+            if (after and first[j]) or flags[j]:
+                break
+            after.append(words[j])
+        expected = flags[k] == PLAIN_HEADING and (len(after) >= 2 or sum(after) >= 25)
+        assert found[k] == expected, (k, flags, first, words)
+
+
+def test_plain_headings_over_prose_start_segments(default_nlp: Any) -> None:
+    """Text with its section titles on lines of their own and no markup (from HTML, a
+    word processor or PDF): a title over a paragraph of prose starts a segment, as a
+    marked heading does; short lines over short lines (a list, a letter's end) do not."""
+    sections = {
+        "Early life": "Anna was born in a small mill town on the river in 1820. Her father "
+        "ran the mill and her mother kept the accounts. She learned to read from the "
+        "ledgers before she was five.",
+        "Career at sea": "At sixteen she signed on to a whaling ship out of Nantucket. The "
+        "voyage lasted four years and took the crew around Cape Horn twice.",
+        "Later years": "She settled in Boston and wrote a memoir of the voyages. The book "
+        "sold well and was translated into French and German.",
+    }
+    text = "\n\n".join(f"{title}\n\n{body}" for title, body in sections.items())
+    doc = default_nlp(text)
+    assert [span.text.split("\n")[0] for span in doc.spans["attn_segments"]] == list(sections)
+    listed = (
+        "Apples\n\nOranges\n\nPears\n\nPlums\n\nThe fruit came in on Monday. It sold out by noon."
+    )
+    doc = default_nlp(listed)
+    assert len(doc.spans["attn_segments"]) == 1
 
 
 def test_marked_headings() -> None:

@@ -39,6 +39,7 @@ from ..sentences import (
     candidate_mask,
     decide_starts,
     heading_sentences,
+    heads_prose,
     normalised_window_scores,
     paragraph_starts,
     sentence_paragraphs,
@@ -208,8 +209,9 @@ def make_attn_segmenter(
         it: no segment starts right after one.
     segment_at_headings (bool): with ``segment_headings``, a heading marked as one (a
         Markdown ``#`` line, an underlined line, ``== Title``, an HTML ``<h2>`` or
-        LaTeX ``\\section{}`` line) always starts a segment: segments never run across
-        an author's marked sections, and the method splits within them.
+        LaTeX ``\\section{}`` line), or a plain one over a paragraph of prose
+        (``sentences.heads_prose``), always starts a segment: segments never run across
+        an author's sections, and the method splits within them.
     segment_window (int): "texttiling": sentences on each side of a gap compared.
     segment_cutoff (float): "texttiling": a gap is a boundary when its depth exceeds the
         mean minus this many standard deviations of the document's valley depths.
@@ -508,7 +510,7 @@ class AttnSegmenter(AttentionPipe):
             else None
         )
         breaks = (
-            headings == MARKED_HEADING
+            (headings == MARKED_HEADING) | heads_prose(headings, paragraph_first, texts)
             if headings is not None and cfg["segment_at_headings"]
             else None
         )
