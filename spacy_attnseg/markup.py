@@ -1,7 +1,9 @@
 """What a text's markup says, from its characters alone: where its lines end (every
-line end of Unicode) and which of its blocks are one sentence each, whatever their
-punctuation (``text_blocks``: code, headings, tables, directives, comments, front matter,
-subtitle cues). ``sentences`` reads these with the model's starts."""
+line end of Unicode), which of its lines are marked headings (Markdown, reStructuredText,
+MediaWiki, AsciiDoc, HTML, LaTeX) and which of its blocks are one sentence each,
+whatever their punctuation (``text_blocks``: code, headings, tables, directives, HTML
+comments and elements, tag lines, front matter, subtitle cues, page numbers).
+``sentences`` reads these with the model's starts."""
 
 import bisect
 import itertools
@@ -244,12 +246,7 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
-    pages = [
-        (m.start(), m.end())
-        for pattern in (PAGE_FOOTER, PAGE_HEADER)
-        for m in pattern.finditer(text)
-        if m.group().strip()
-    ]
+    pages = [(m.start(), m.end()) for p in (PAGE_FOOTER, PAGE_HEADER) for m in p.finditer(text)]
     found = headings + tables + directives + cues + tags + pages + html_blocks(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
@@ -297,6 +294,13 @@ def html_blocks(text: str) -> List[Tuple[int, int]]:
         if after is not None:
             out.append((found.start(), after.end(1)))
     return out
+
+
+def matches_exactly(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
+    """Whether ``pattern`` matches ``text`` from ``start`` to ``end`` exactly, looking
+    at the text around them (``fullmatch`` with an end position cuts the text there)."""
+    found = pattern.match(text, start)
+    return found is not None and found.end() == end
 
 
 def _underlined_heading(

@@ -42,6 +42,7 @@ from .markup import (
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     in_code,
+    matches_exactly,
     text_blocks,
 )
 
@@ -801,7 +802,7 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
         if first == last:
             continue
         out[words[first:last]] = 0
-        if CUE_LINES.fullmatch(text, a, b) or PAGE_HEADER.fullmatch(text, a, b):
+        if matches_exactly(CUE_LINES, text, a, b) or matches_exactly(PAGE_HEADER, text, a, b):
             # a subtitle cue's header or a page's: a sentence runs on across it, unless
             # the text before it ends one (then the header opens the next, with the
             # text after it)
@@ -811,8 +812,7 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
             if last < len(words):
                 out[words[last]] = 0
             continue
-        footer = PAGE_FOOTER.match(text, a)  # (its look past the end needs the text after)
-        if footer is not None and footer.end() == b:
+        if matches_exactly(PAGE_FOOTER, text, a, b):
             # a page's footer: part of the sentence before it, which runs on into the
             # next page unless it ended before the footer
             if ended is None:
