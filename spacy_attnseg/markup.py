@@ -2,10 +2,11 @@
 line end of Unicode), which of its lines are marked headings (Markdown, reStructuredText,
 MediaWiki, AsciiDoc, HTML, LaTeX) and which of its blocks are one sentence each,
 whatever their punctuation (``text_blocks``: code, headings, tables, directives, HTML
-comments and elements, tag lines, front matter, subtitle cues, page numbers).
-``sentences`` reads these with the model's starts."""
+comments and elements, tag lines, front matter, subtitle cues, pages' footers and
+headers). ``sentences`` reads these with the model's starts."""
 
 import bisect
+import collections
 import itertools
 import re
 from typing import List, Sequence, Set, Tuple
@@ -195,19 +196,24 @@ CUE_LINES = re.compile(
     + rf"(?:[ \t]*\d+[ \t]*{LINE_END})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
     re.MULTILINE,
 )
-# A page number on a line of its own at a page break (a form feed), as text from PDF
-# keeps a page's footer or header: "12", "- 12 -", "Page 12 of 40", "p. 12", "xii" (a
-# roman number in lower case, as front matter numbers its pages); a footer is the line
-# that the page break ends, a header the line after one
+# A page's footer or header in text from PDF, which ends each page with a form feed:
+# the line that a page break ends, or the line after one, of at most RUNNING_WORDS
+# words, where it is a page number ("12", "- 12 -", "Page 12 of 40", "p. 12", "xii": a
+# roman number in lower case, as front matter numbers its pages) or its text, numbers
+# aside, comes back at MIN_RUNNING_PAGES page breaks or more ("Annual Report 2023 | 12",
+# "Chapter 3. Methods")
 ROMAN_PAGE = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
-PAGE_NUMBER = (
+PAGE_NUMBER = re.compile(
     rf"[ \t]*(?:(?:[Pp]age|[Pp]\.|[Pp]g\.?)[ \t]*)?[-–—]?[ \t]*(?:\d{{1,4}}|{ROMAN_PAGE})"
     r"[ \t]*[-–—]?(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?[ \t]*"
 )
-PAGE_FOOTER = re.compile(
-    LINE_START + PAGE_NUMBER + rf"(?=(?:\r\n|[\r\n{OTHER_LINE_ENDS}])?\x0c)", re.MULTILINE
-)
-PAGE_HEADER = re.compile(rf"(?<=\x0c){PAGE_NUMBER}(?={LINE_END}|\Z)")
+RUNNING_WORDS = 12
+MIN_RUNNING_PAGES = 3
+# the fewest lines of a page that has a footer or a header (a form feed after every
+# line ends lines, not pages)
+MIN_PAGE_LINES = 2
+PAGE_BREAK = "\x0c"
+DIGITS = re.compile(r"\d+")
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
@@ -222,10 +228,10 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directive, comment or target line (``DIRECTIVE_LINE``), an underlined heading (its
     two lines, ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or
     ``<style>`` element on lines of its own (``html_blocks``), a line of HTML tags alone
-    (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a page
-    number at a page break (``PAGE_FOOTER``, ``PAGE_HEADER``), the last eight outside
-    code, and a page's front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside
-    another is part of it."""
+    (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a
+    page's footer or header (``page_lines``), the last eight outside code, and a page's
+    front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside another is part of
+    it."""
     blocks: List[Tuple[int, int]] = []
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
@@ -246,8 +252,8 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
-    pages = [(m.start(), m.end()) for p in (PAGE_FOOTER, PAGE_HEADER) for m in p.finditer(text)]
-    found = headings + tables + directives + cues + tags + pages + html_blocks(text)
+    footers, headers = page_lines(text)
+    found = headings + tables + directives + cues + tags + footers + headers + html_blocks(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())
@@ -296,11 +302,39 @@ def html_blocks(text: str) -> List[Tuple[int, int]]:
     return out
 
 
-def matches_exactly(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
-    """Whether ``pattern`` matches ``text`` from ``start`` to ``end`` exactly, looking
-    at the text around them (``fullmatch`` with an end position cuts the text there)."""
-    found = pattern.match(text, start)
-    return found is not None and found.end() == end
+def page_lines(text: str) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]]]:
+    """``(footers, headers)``: ``(start, end)`` character ranges (whitespace stripped)
+    of the lines of ``text`` that a page break ends and of those right after one, where
+    they are a page's footer or header (``PAGE_NUMBER``, or a line that comes back at
+    ``MIN_RUNNING_PAGES`` page breaks, numbers aside; at most ``RUNNING_WORDS`` words),
+    on a page of ``MIN_PAGE_LINES`` lines or more. Linear in the text."""
+    if PAGE_BREAK not in text:
+        return [], []
+    ends = list(LINE_BREAK.finditer(text))
+    starts = [0, *(m.end() for m in ends)]
+    stops = [m.start() for m in ends] + [len(text)]
+    # the line indexes of the page breaks, and of the text's end
+    pages = [k for k, line_end in enumerate(ends) if PAGE_BREAK in line_end.group()]
+    pages.append(len(ends))
+    candidates: List[Tuple[bool, int, int]] = []  # (footer, start, end)
+    for before, k, after in zip([-1, *pages[:-2]], pages[:-1], pages[1:], strict=True):
+        if k - before >= MIN_PAGE_LINES:
+            candidates.append((True, starts[k], stops[k]))
+        if after - k >= MIN_PAGE_LINES:
+            candidates.append((False, starts[k + 1], stops[k + 1]))
+    keys = [DIGITS.sub("#", " ".join(text[a:b].lower().split())) for _, a, b in candidates]
+    counts = collections.Counter(keys)
+    footers: List[Tuple[int, int]] = []
+    headers: List[Tuple[int, int]] = []
+    for (footer, a, b), key in zip(candidates, keys, strict=True):
+        n_words = len(key.split())
+        if not 0 < n_words <= RUNNING_WORDS:
+            continue
+        if counts[key] >= MIN_RUNNING_PAGES or PAGE_NUMBER.fullmatch(text, a, b):
+            line = text[a:b]
+            a, b = a + len(line) - len(line.lstrip()), b - len(line) + len(line.rstrip())
+            (footers if footer else headers).append((a, b))
+    return footers, headers
 
 
 def _underlined_heading(

@@ -37,12 +37,10 @@ from .markup import (
     HEADING_MARK,
     LINE_BREAK,
     MEDIAWIKI,
-    PAGE_FOOTER,
-    PAGE_HEADER,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     in_code,
-    matches_exactly,
+    page_lines,
     text_blocks,
 )
 
@@ -781,12 +779,12 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     inside falls between the words of a code line or the cells of a row, or after a
     heading's ``##``), and the first token after it does unless it continues the
     block's sentence (``TokenClasses.continues``: a closing mark). A subtitle cue's
-    header (``CUE_LINES``) or a page number after a page break (``PAGE_HEADER``) is part
-    of a sentence instead, as is the word after it: a sentence that the text before
-    runs on into, or, where that text ends a sentence (sentence-final punctuation, then
-    perhaps closing marks), the one the header opens. A page number before a page break
-    (``PAGE_FOOTER``) is part of the sentence before it, which runs on into the next
-    page unless it ended before the footer.
+    header (``CUE_LINES``) or a page's header (``page_lines``: a page number or a
+    running title after a page break) is part of a sentence instead, as is the word
+    after it: a sentence that the text before runs on into, or, where that text ends a
+    sentence (sentence-final punctuation, then perhaps closing marks), the one the
+    header opens. A page's footer is part of the sentence before it, which runs on into
+    the next page unless it ended before the footer.
     A sentence longer than a chunk may hold is cut at its line starts
     (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
@@ -797,12 +795,13 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     words = numpy.flatnonzero(~classes.space)  # the tokens with text, in order
     chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
     ended: Optional[numpy.ndarray] = None  # (follows_final, read once a cue needs it)
+    footers, headers = (set(lines) for lines in page_lines(text))
     for a, b in blocks:
         first, last = numpy.searchsorted(chars, [a, b])
         if first == last:
             continue
         out[words[first:last]] = 0
-        if matches_exactly(CUE_LINES, text, a, b) or matches_exactly(PAGE_HEADER, text, a, b):
+        if CUE_LINES.fullmatch(text, a, b) or (a, b) in headers:
             # a subtitle cue's header or a page's: a sentence runs on across it, unless
             # the text before it ends one (then the header opens the next, with the
             # text after it)
@@ -812,7 +811,7 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
             if last < len(words):
                 out[words[last]] = 0
             continue
-        if matches_exactly(PAGE_FOOTER, text, a, b):
+        if (a, b) in footers:
             # a page's footer: part of the sentence before it, which runs on into the
             # next page unless it ended before the footer
             if ended is None:

@@ -14,7 +14,7 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from spacy_attnseg.markup import fenced_code, html_blocks, in_code, text_blocks
+from spacy_attnseg.markup import fenced_code, html_blocks, in_code, page_lines, text_blocks
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     NOT_HEADING,
@@ -908,6 +908,35 @@ def test_page_numbers_at_page_breaks(default_nlp: Any) -> None:
         "The report was filed on Friday.",
         "xiv The next report follows in May.",
     ]
+
+
+def test_running_titles_at_page_breaks(default_nlp: Any) -> None:
+    """A line at a page break whose text, numbers aside, comes back at three page breaks
+    or more is a running footer or header (``page_lines``), read as a page number is:
+    the footer is part of the sentence before it, the header of the sentence that runs
+    across it; a line that comes back twice, or a long one, is text."""
+    bodies = [
+        "The pump at the north site was checked on Monday and the seal was",
+        "replaced by the night crew. Then the crew moved on to",
+        "the south site, where the valves were checked one by one.",
+        "All of them passed the test. The report was filed on Friday.",
+    ]
+    text = "".join(
+        f"Chapter 3. Methods\n\n{body}\n\nAnnual Report 2023 | {k + 1}\n\x0c"
+        for k, body in enumerate(bodies)
+    )
+    footers, headers = page_lines(text)
+    assert [text[a:b] for a, b in footers] == [f"Annual Report 2023 | {k}" for k in (1, 2, 3, 4)]
+    assert [text[a:b] for a, b in headers] == ["Chapter 3. Methods"] * 3
+    twice = "Draft\n\x0cText here.\nDraft\n\x0cMore text."
+    assert page_lines(twice) == ([], [])
+    sents = [" ".join(s.text.split()) for s in default_nlp(text).sents]
+    across = (
+        "The pump at the north site was checked on Monday and the seal was Annual Report "
+        "2023 | 1 Chapter 3. Methods replaced by the night crew."
+    )
+    assert across in sents, sents
+    assert not [s for s in sents if s.startswith("Annual Report")], sents
 
 
 def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
