@@ -9,7 +9,7 @@ import bisect
 import collections
 import itertools
 import re
-from typing import List, Sequence, Set, Tuple
+from typing import List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -214,12 +214,22 @@ MIN_RUNNING_PAGES = 3
 MIN_PAGE_LINES = 2
 PAGE_BREAK = "\x0c"
 DIGITS = re.compile(r"\d+")
+
+
+def number_shape(text: str) -> str:
+    """``text`` with every run of digits written ``0``, so that numbers compare equal."""
+    return DIGITS.sub("0", text)
+
+
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 
-def text_blocks(text: str) -> List[Tuple[int, int]]:
+Lines = List[Tuple[int, int]]
+
+
+def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines:
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
     each, whatever their punctuation: a fenced code block (``fenced_code``: from the
     line that opens it to the end of the line that closes it, or to the end of the
@@ -231,7 +241,7 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a
     page's footer or header (``page_lines``), the last eight outside code, and a page's
     front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside another is part of
-    it."""
+    it. ``pages``: ``page_lines(text)``, where the caller has it already."""
     blocks: List[Tuple[int, int]] = []
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
@@ -252,7 +262,7 @@ def text_blocks(text: str) -> List[Tuple[int, int]]:
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
-    footers, headers = page_lines(text)
+    footers, headers = page_lines(text) if pages is None else pages
     found = headings + tables + directives + cues + tags + footers + headers + html_blocks(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
@@ -302,7 +312,7 @@ def html_blocks(text: str) -> List[Tuple[int, int]]:
     return out
 
 
-def page_lines(text: str) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]]]:
+def page_lines(text: str) -> Tuple[Lines, Lines]:
     """``(footers, headers)``: ``(start, end)`` character ranges (whitespace stripped)
     of the lines of ``text`` that a page break ends and of those right after one, where
     they are a page's footer or header (``PAGE_NUMBER``, or a line that comes back at
@@ -322,7 +332,7 @@ def page_lines(text: str) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]]]
             candidates.append((True, starts[k], stops[k]))
         if after - k >= MIN_PAGE_LINES:
             candidates.append((False, starts[k + 1], stops[k + 1]))
-    keys = [DIGITS.sub("#", " ".join(text[a:b].lower().split())) for _, a, b in candidates]
+    keys = [number_shape(" ".join(text[a:b].lower().split())) for _, a, b in candidates]
     counts = collections.Counter(keys)
     footers: List[Tuple[int, int]] = []
     headers: List[Tuple[int, int]] = []

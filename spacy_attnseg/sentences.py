@@ -40,6 +40,7 @@ from .markup import (
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     in_code,
+    number_shape,
     page_lines,
     text_blocks,
 )
@@ -329,13 +330,7 @@ MIN_WRAP_WIDTH = 20
 # `spacy project run evaluate-layouts` is unchanged to the last digit.
 RECORD_LINE_SHARE = 0.8
 MIN_RECORD_LINES = 2
-DIGITS = re.compile(r"\d+")
 LETTER = re.compile(r"[^\W\d_]")
-
-
-def number_shape(text: str) -> str:
-    """``text`` with every run of digits written ``0``, so that numbers compare equal."""
-    return DIGITS.sub("0", text)
 
 
 # the quotation marks that open a quoted line of e-mail or Markdown ("> ", ">> ", "> > ")
@@ -789,36 +784,31 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     text = doc.text
-    blocks = text_blocks(text)
+    pages = page_lines(text)
+    blocks = text_blocks(text, pages)
     if not blocks:
         return out
     words = numpy.flatnonzero(~classes.space)  # the tokens with text, in order
     chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
-    ended: Optional[numpy.ndarray] = None  # (follows_final, read once a cue needs it)
-    footers, headers = (set(lines) for lines in page_lines(text))
+    ended: Optional[numpy.ndarray] = None  # (follows_final, read once a block needs it)
+    footers, headers = (set(lines) for lines in pages)
     for a, b in blocks:
         first, last = numpy.searchsorted(chars, [a, b])
         if first == last:
             continue
         out[words[first:last]] = 0
-        if CUE_LINES.fullmatch(text, a, b) or (a, b) in headers:
-            # a subtitle cue's header or a page's: a sentence runs on across it, unless
-            # the text before it ends one (then the header opens the next, with the
-            # text after it)
+        footer = (a, b) in footers
+        if footer or (a, b) in headers or CUE_LINES.fullmatch(text, a, b):
+            # part of a sentence: a footer of the one before it, which runs on into the
+            # next page unless it ended before the footer; a subtitle cue's or a page's
+            # header of one that runs on across it, unless the text before it ends one
+            # (then the header opens the next, with the text after it)
             if ended is None:
                 ended = follows_final(doc, classes)
-            out[words[first]] = first == 0 or ended[words[first]]
+            before_ended = bool(ended[words[first]])
+            out[words[first]] = first == 0 or (before_ended and not footer)
             if last < len(words):
-                out[words[last]] = 0
-            continue
-        if (a, b) in footers:
-            # a page's footer: part of the sentence before it, which runs on into the
-            # next page unless it ended before the footer
-            if ended is None:
-                ended = follows_final(doc, classes)
-            out[words[first]] = first == 0
-            if last < len(words):
-                out[words[last]] = ended[words[first]]
+                out[words[last]] = before_ended and footer
             continue
         out[words[first]] = 1
         if last < len(words) and not classes.continues[words[last]]:

@@ -57,7 +57,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from .sentences import number_shape
+from .markup import number_shape
 from .windows import aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")

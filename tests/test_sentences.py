@@ -753,6 +753,11 @@ def test_html_comments_and_front_matter_are_sentences(default_nlp: Any) -> None:
     assert sents == [blocks[0], blocks[1], "We moved the cluster."]
 
 
+def segment_first_lines(doc: Any) -> list[str]:
+    """The first line of each of ``doc``'s topic segments."""
+    return [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
+
+
 HTML_PAGE = """<!DOCTYPE html>
 <html>
 <body>
@@ -795,7 +800,7 @@ def test_html_as_written(default_nlp: Any) -> None:
     sents = [s.text.strip() for s in doc.sents]
     assert set(blocks) <= set(sents), sents
     assert "<p>Check every valve once a week." in sents
-    firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
+    firsts = segment_first_lines(doc)
     assert {"<h1>Valve maintenance</h1>", "<h2>Tools</h2>", "<h2>Storage</h2>"} <= set(firsts)
 
 
@@ -820,7 +825,7 @@ def test_latex_sections_are_headings(default_nlp: Any) -> None:
     assert text_blocks("\\section{Intro} Text runs on here.\nMore.") == []
     assert text_blocks("\\sectionmark{x}\n\\item{a}\n") == []
     doc = default_nlp(page)
-    assert [span.text.split("\n")[0] for span in doc.spans["attn_segments"]] == blocks
+    assert segment_first_lines(doc) == blocks
 
 
 def test_asciidoc_as_written(default_nlp: Any) -> None:
@@ -844,8 +849,7 @@ def test_asciidoc_as_written(default_nlp: Any) -> None:
     assert fenced_code("Intro.\n\n----\n\nText.\n\n----\nMore.") == []
     doc = default_nlp(page)
     assert set(blocks) <= {s.text.strip() for s in doc.sents}
-    firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
-    assert firsts == ["== Inspection", "== Storage"]
+    assert segment_first_lines(doc) == ["== Inspection", "== Storage"]
 
 
 SUBTITLES = (
@@ -1393,7 +1397,7 @@ def test_plain_headings_over_prose_start_segments(default_nlp: Any) -> None:
     }
     text = "\n\n".join(f"{title}\n\n{body}" for title, body in sections.items())
     doc = default_nlp(text)
-    assert [span.text.split("\n")[0] for span in doc.spans["attn_segments"]] == list(sections)
+    assert segment_first_lines(doc) == list(sections)
     listed = (
         "Apples\n\nOranges\n\nPears\n\nPlums\n\nThe fruit came in on Monday. It sold out by noon."
     )
