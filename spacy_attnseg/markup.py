@@ -9,7 +9,7 @@ import bisect
 import collections
 import itertools
 import re
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -345,6 +345,50 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
             a, b = a + len(line) - len(line.lstrip()), b - len(line) + len(line.rstrip())
             (footers if footer else headers).append((a, b))
     return footers, headers
+
+
+# Pages joined without a form feed (``pypdf``'s text, pages joined by line breaks or
+# blank lines): a line of at most RUNNING_WORDS words whose text, numbers aside, comes
+# back on MIN_RUNNING_PAGES lines or more, MIN_RUNNING_GAP lines or more apart (blank
+# lines aside), each gap within RUNNING_GAP_SPREAD times the median one (pages of about
+# one length: a list's items or an e-mail's signatures are not spaced that evenly).
+MIN_RUNNING_GAP = 5
+RUNNING_GAP_SPREAD = 1.5
+# a line with text: its indentation (group 1) and its text, whitespace stripped (group 2)
+LINE_TEXT = re.compile(rf"{LINE_START}([^\S{LINE_END_CHARS}]*)(\S(?:{IN_LINE}*\S)?)", re.MULTILINE)
+
+
+def running_lines(text: str) -> Tuple[Lines, Lines]:
+    """``(footers, headers)`` as ``page_lines`` gives them, for text without page
+    breaks: the lines that recur as a page's footer or header would
+    (``MIN_RUNNING_GAP``, ``RUNNING_GAP_SPREAD``). With no page break to tell the two
+    apart, a line whose numbers change between its copies (a page number) is a footer,
+    one that stays the same (a running title) a header. Only text that is hard-wrapped
+    has such lines (a caller's test): in a log or a list, a line that recurs is an
+    entry. Linear in the text."""
+    found: Dict[str, List[Tuple[int, int, int]]] = collections.defaultdict(list)
+    # (k: the line's place among the text's lines with text)
+    for k, line in enumerate(LINE_TEXT.finditer(text)):
+        a, b = line.span(2)
+        if line.group(1) or HEADING_MARK.match(text, a) or MEDIAWIKI.match(text, a):
+            continue  # an indented line (code, a quotation, a list's item) or a heading
+        n_words = len(text[a:b].split())
+        if n_words <= RUNNING_WORDS and any(c.isalnum() for c in text[a:b]):
+            found[number_shape(" ".join(text[a:b].lower().split()))].append((k, a, b))
+    footers: List[Tuple[int, int]] = []
+    headers: List[Tuple[int, int]] = []
+    for lines in found.values():
+        if len(lines) < MIN_RUNNING_PAGES:
+            continue
+        gaps = numpy.diff([k for k, _, _ in lines])
+        middle = float(numpy.median(gaps))
+        if gaps.min() < max(MIN_RUNNING_GAP, middle / RUNNING_GAP_SPREAD):
+            continue
+        if gaps.max() > RUNNING_GAP_SPREAD * middle:
+            continue
+        numbers = {tuple(DIGITS.findall(text[a:b])) for _, a, b in lines}
+        (footers if len(numbers) > 1 else headers).extend((a, b) for _, a, b in lines)
+    return sorted(footers), sorted(headers)
 
 
 def _underlined_heading(

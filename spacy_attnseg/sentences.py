@@ -18,6 +18,7 @@ What the characters say (where lines end, which blocks are one sentence) comes f
 ``markup``.
 """
 
+import bisect
 import itertools
 import re
 from collections import Counter
@@ -39,9 +40,11 @@ from .markup import (
     MEDIAWIKI,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
+    Lines,
     in_code,
     number_shape,
     page_lines,
+    running_lines,
     text_blocks,
 )
 
@@ -343,11 +346,21 @@ def hard_wrapped(text: str) -> bool:
     under ``MIN_WRAP_WIDTH`` characters, nor in lines of records (``RECORD_LINE_SHARE``:
     a log whose lines open with a time stamp). The lines of its code blocks and Markdown
     tables (the ``text_blocks`` of more than one line) play no part: their line breaks
-    are the writer's whether or not the prose around them is wrapped. (A heading is one
-    line: a wrapped line that opens with ``"# "`` stays.) Lines are read without their
-    quotation prefix (``QUOTE_PREFIX``: ``"> "``, ``">> "``): quoted text is wrapped or
-    not as its own lines are."""
-    lined = [(a, b) for a, b in text_blocks(text) if LINE_BREAK.search(text, a, b)]
+    are the writer's whether or not the prose around them is wrapped; nor do the lines
+    that may be a page's footers or headers (``page_lines``, ``running_lines``), short
+    lines whatever the width of the text around them. (A heading is one line: a wrapped
+    line that opens with ``"# "`` stays.) Lines are read without their quotation prefix
+    (``QUOTE_PREFIX``: ``"> "``, ``">> "``): quoted text is wrapped or not as its own
+    lines are."""
+    pages = page_lines(text)
+    running = running_lines(text)
+    pages = (pages[0] + running[0], pages[1] + running[1])
+    furniture = set(pages[0] + pages[1])
+    lined = [
+        (a, b)
+        for a, b in text_blocks(text, pages)
+        if (a, b) in furniture or LINE_BREAK.search(text, a, b)
+    ]
     cuts = [0, *(offset for block in lined for offset in block), len(text)]
     prose = "\n\n".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
     paragraphs = [
@@ -767,6 +780,28 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def page_furniture(text: str) -> Tuple[Lines, Lines]:
+    """A page's footers and headers in ``text``: ``page_lines`` at its page breaks and,
+    in hard-wrapped text (``hard_wrapped``), the ``running_lines`` that neither these
+    nor another of its ``text_blocks`` (a heading, a directive, a line of code) hold:
+    a page's second line of footer, or pages joined without form feeds."""
+    footers, headers = page_lines(text)
+    more = running_lines(text)
+    if not (more[0] or more[1]) or not hard_wrapped(text):
+        return footers, headers
+    blocks = text_blocks(text, (footers, headers))
+    starts = [a for a, _ in blocks]
+
+    def alone(line: Tuple[int, int]) -> bool:
+        k = bisect.bisect_right(starts, line[0]) - 1
+        return k < 0 or blocks[k][1] <= line[0]
+
+    return (
+        sorted(footers + [line for line in more[0] if alone(line)]),
+        sorted(headers + [line for line in more[1] if alone(line)]),
+    )
+
+
 def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) where each of the text's
     ``text_blocks`` (code, a heading, a table, a directive, a comment, front matter) is
@@ -774,17 +809,17 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     inside falls between the words of a code line or the cells of a row, or after a
     heading's ``##``), and the first token after it does unless it continues the
     block's sentence (``TokenClasses.continues``: a closing mark). A subtitle cue's
-    header (``CUE_LINES``) or a page's header (``page_lines``: a page number or a
-    running title after a page break) is part of a sentence instead, as is the word
-    after it: a sentence that the text before runs on into, or, where that text ends a
-    sentence (sentence-final punctuation, then perhaps closing marks), the one the
-    header opens. A page's footer is part of the sentence before it, which runs on into
-    the next page unless it ended before the footer.
-    A sentence longer than a chunk may hold is cut at its line starts
+    header (``CUE_LINES``) or a page's header (``page_furniture``: a page number or a
+    running title after a page break, or a line that recurs as one in text without
+    them) is part of a sentence instead, as is the word after it: a sentence that the
+    text before runs on into, or, where that text ends a sentence (sentence-final
+    punctuation, then perhaps closing marks), the one the header opens. A page's footer
+    is part of the sentence before it, which runs on into the next page unless it ended
+    before the footer. A sentence longer than a chunk may hold is cut at its line starts
     (``topics.split_tokens``). Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     text = doc.text
-    pages = page_lines(text)
+    pages = page_furniture(text)
     blocks = text_blocks(text, pages)
     if not blocks:
         return out
@@ -792,6 +827,9 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
     chars = numpy.array([doc[i].idx for i in words.tolist()], dtype="int64")
     ended: Optional[numpy.ndarray] = None  # (follows_final, read once a block needs it)
     footers, headers = (set(lines) for lines in pages)
+    # (where the last footer or header ended, in words, and whether the text before the
+    # run of them that it closes ended a sentence)
+    run_end, run_ended = -1, False
     for a, b in blocks:
         first, last = numpy.searchsorted(chars, [a, b])
         if first == last:
@@ -802,10 +840,13 @@ def blocks_hold_one(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> n
             # part of a sentence: a footer of the one before it, which runs on into the
             # next page unless it ended before the footer; a subtitle cue's or a page's
             # header of one that runs on across it, unless the text before it ends one
-            # (then the header opens the next, with the text after it)
+            # (then the header opens the next, with the text after it); a footer or
+            # header right after another reads the text before the first of them
             if ended is None:
                 ended = follows_final(doc, classes)
-            before_ended = bool(ended[words[first]])
+            if first != run_end:
+                run_ended = bool(ended[words[first]])
+            before_ended, run_end = run_ended, last
             out[words[first]] = first == 0 or (before_ended and not footer)
             if last < len(words):
                 out[words[last]] = before_ended and footer

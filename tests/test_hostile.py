@@ -69,6 +69,11 @@ HOSTILE: Dict[str, str] = {
     + "12\n\x0c" * 40
     + "\\section{x}\n== x\n<h2>x</h2>\n<!DOCTYPE html>\n" * 20
     + "<script>\n\x0c- 3 -\n text. ```",
+    "pages joined without form feeds": "".join(
+        f"Report | Page {k}\n" + "the river runs past an old mill where people once ground\n" * 5
+        for k in range(30)
+    )
+    + "Note 1\n" * 10,
 }
 
 

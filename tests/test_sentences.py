@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import bisect
+import random
 import re
 import textwrap
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import numpy
 import pytest
@@ -14,7 +15,14 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from spacy_attnseg.markup import fenced_code, html_blocks, in_code, page_lines, text_blocks
+from spacy_attnseg.markup import (
+    fenced_code,
+    html_blocks,
+    in_code,
+    page_lines,
+    running_lines,
+    text_blocks,
+)
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
     NOT_HEADING,
@@ -33,6 +41,7 @@ from spacy_attnseg.sentences import (
     lines_end_sentences,
     next_starts,
     normalised_window_scores,
+    page_furniture,
     paragraph_starts,
     placed_starts,
     quotes_open_lines,
@@ -941,6 +950,142 @@ def test_running_titles_at_page_breaks(default_nlp: Any) -> None:
     )
     assert across in sents, sents
     assert not [s for s in sents if s.startswith("Annual Report")], sents
+
+
+# Three pages of text from PDF joined without form feeds (as pypdf's text, page by page,
+# joined by line breaks): a running header, a running footer with its page number
+PAGES_JOINED = """Quarterly Report 2023
+The company grew its revenue by 12 percent in the third quarter, driven by strong
+demand for cloud services in Europe and Asia. Operating costs rose more slowly than
+sales, and the margin improved for the fourth quarter in a row. The board ap-
+proved a new buyback programme worth 2 billion dollars, to run until the end of
+Quarterly Report 2023 | Page 1
+next year. Analysts had expected a smaller programme.
+Quarterly Report 2023
+Headcount rose to 14,200 employees, most of them engineers hired in the new offices
+in Lisbon and Warsaw. The company plans to hire another 1,000 people next year, mainly
+in sales and customer support. Staff turnover fell to 8 percent, the lowest in five
+years, which management credits to the new training scheme and higher
+Quarterly Report 2023 | Page 2
+salaries. The union welcomed the raise but asked for shorter hours.
+Quarterly Report 2023
+The weather in the region was unusually dry. Farmers reported lower yields of wheat
+and barley, and the price of bread rose by a fifth. The government announced aid for
+small farms and a plan to build new reservoirs in the south of the country. Water
+Quarterly Report 2023 | Page 3
+"""
+
+
+def test_running_lines_without_page_breaks(default_nlp: Any) -> None:
+    """In hard-wrapped text without form feeds, a short line that comes back, numbers
+    aside, three times or more at about even gaps of five lines or more is a page's
+    footer (its numbers change: a page number) or header (``running_lines``), read as
+    one at a page break is: a sentence runs on across a footer. Lines that come back
+    unevenly, a few lines apart, indented, as headings, or in text that is not
+    hard-wrapped are text."""
+    footers, headers = running_lines(PAGES_JOINED)
+    assert [PAGES_JOINED[a:b] for a, b in footers] == [
+        f"Quarterly Report 2023 | Page {k}" for k in (1, 2, 3)
+    ]
+    assert [PAGES_JOINED[a:b] for a, b in headers] == ["Quarterly Report 2023"] * 3
+    assert page_furniture(PAGES_JOINED) == (footers, headers)
+    sents = [" ".join(s.text.split()) for s in default_nlp(PAGES_JOINED).sents]
+    across = (
+        "Staff turnover fell to 8 percent, the lowest in five years, which management "
+        "credits to the new training scheme and higher Quarterly Report 2023 | Page 2 "
+        "salaries."
+    )
+    assert across in sents, sents
+    assert not [s for s in sents if s.startswith(("Page", "Quarterly Report 2023 |"))], sents
+
+    vocabulary = PAGES_JOINED.lower().replace(".", "").split()
+    draw = random.Random(0)
+
+    def page(body_lines: int, furniture: str, indent: str = "") -> str:
+        words = " ".join(draw.choice(vocabulary) for _ in range(20 * body_lines))
+        wrapped = textwrap.wrap(words, 72)[:body_lines]
+        return "\n".join(wrapped) + "\n" + indent + furniture + "\n"
+
+    uneven = "".join(page(n, "Thanks, Anna") for n in (5, 14, 6, 30))
+    near = "".join(page(3, f"Item {k}") for k in range(6))
+    indented = "".join(page(6, "return NULL;", "    ") for _ in range(4))
+    headings = "".join(page(6, "## Methods") for _ in range(4))
+    for text in (uneven, near, indented, headings):
+        assert running_lines(text) == ([], []), text
+    even = "".join(page(6, f"Log entry {k} saved") for k in range(4))
+    assert running_lines(even)[0] and page_furniture(even)[0]
+    # lines of a few words each, as a log's or a list's: not hard-wrapped
+    unwrapped = "".join(
+        "\n".join(
+            " ".join(draw.choice(vocabulary) for _ in range(draw.randint(3, 9))) for _ in range(6)
+        )
+        + f"\nLog entry {k} saved\n"
+        for k in range(4)
+    )
+    assert running_lines(unwrapped)[0]
+    assert not hard_wrapped(unwrapped) and page_furniture(unwrapped) == ([], [])
+    # a line of another block (a reStructuredText directive) is that block
+    directive = "".join(page(6, ".. note::") for _ in range(4))
+    assert running_lines(directive)[1] and page_furniture(directive) == ([], [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lengths=st.lists(st.integers(10, 14), min_size=3, max_size=8),
+    title=st.lists(st.sampled_from(["Annual", "Report", "Draft", "ACME", "|", "-"]), max_size=4),
+    numbered=st.booleans(),
+    blank=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_running_lines_are_the_lines_put_at_page_ends(
+    lengths: List[int], title: List[str], numbered: bool, blank: bool, seed: int
+) -> None:
+    """Pages of 10-14 lines of random words wrapped at 100 characters, joined by line
+    breaks or blank lines, each ended by a line of ``title`` and, if ``numbered``, its
+    page number: ``running_lines`` finds exactly the lines put there (footers where
+    numbered, headers where not), and they do not make the text look unwrapped
+    (``hard_wrapped``)."""
+    draw = random.Random(seed)
+    words = PAGES_JOINED.lower().replace(".", "").split()
+    pages, put = [], []
+    for k, n_lines in enumerate(lengths):
+        body = " ".join(draw.choice(words) for _ in range(16 * n_lines))
+        pages.append("\n".join(textwrap.wrap(body, 100, break_long_words=False)[:n_lines]))
+        put.append(" ".join([*title, str(k + 1)] if numbered else title))
+    assume(any(c.isalnum() for c in put[0]))
+    join = "\n\n" if blank else "\n"
+    text = "".join(f"{page}{join}{line}{join}" for page, line in zip(pages, put, strict=True))
+    footers, headers = running_lines(text)
+    assert [text[a:b] for a, b in (footers if numbered else headers)] == put
+    assert not (headers if numbered else footers)
+    assert hard_wrapped("\n\n".join(pages)) and hard_wrapped(text)
+
+
+def test_a_footer_of_two_lines(default_nlp: Any) -> None:
+    """A page's footer of two lines, a copyright line and the page number, at form
+    feeds: the page number is ``page_lines``'s, the line above it a running line; the
+    two are read as one footer (the sentence the page broke runs on across both), and
+    neither short line makes the text look unwrapped (``hard_wrapped``: before, every
+    line of this text was a sentence)."""
+    text = re.sub(
+        r"Quarterly Report 2023 \| Page (\d)\n",
+        "(c) 2023 ACME Corp. All rights reserved.\n\\1\n\x0c",
+        PAGES_JOINED,
+    )
+    footers, headers = page_furniture(text)
+    assert [text[a:b] for a, b in footers] == ["1", "2", "3"]
+    assert [text[a:b] for a, b in headers] == [
+        "Quarterly Report 2023",
+        "(c) 2023 ACME Corp. All rights reserved.",
+    ] * 3
+    assert hard_wrapped(text)
+    sents = [" ".join(s.text.split()) for s in default_nlp(text).sents]
+    assert (
+        "Staff turnover fell to 8 percent, the lowest in five years, which management "
+        "credits to the new training scheme and higher (c) 2023 ACME Corp. All rights "
+        "reserved. 2 salaries." in sents
+    ), sents
+    assert "The union welcomed the raise but asked for shorter hours." in sents, sents
 
 
 def test_markdown_bullets_and_emphasis_keep_their_sentences(default_nlp: Any) -> None:
