@@ -1049,7 +1049,7 @@ def test_running_lines_are_the_lines_put_at_page_ends(
     words = PAGES_JOINED.lower().replace(".", "").split()
     pages, put = [], []
     for k, n_lines in enumerate(lengths):
-        body = " ".join(draw.choice(words) for _ in range(16 * n_lines))
+        body = " ".join(draw.choice(words) for _ in range(20 * n_lines + 20))
         pages.append("\n".join(textwrap.wrap(body, 100, break_long_words=False)[:n_lines]))
         put.append(" ".join([*title, str(k + 1)] if numbered else title))
     assume(any(c.isalnum() for c in put[0]))
