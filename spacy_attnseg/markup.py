@@ -1,9 +1,9 @@
 """What a text's markup says, from its characters alone: where its lines end (every
 line end of Unicode), which of its lines are marked headings (Markdown, reStructuredText,
 MediaWiki, AsciiDoc, HTML, LaTeX) and which of its blocks are one sentence each,
-whatever their punctuation (``text_blocks``: code, headings, tables, directives, HTML
-comments and elements, tag lines, front matter, subtitle cues, pages' footers and
-headers). ``sentences`` reads these with the model's starts."""
+whatever their punctuation (``text_blocks``: code, headings, tables (Markdown, CSV,
+TSV), directives, HTML comments and elements, tag lines, front matter, subtitle cues,
+pages' footers and headers). ``sentences`` reads these with the model's starts."""
 
 import bisect
 import collections
@@ -12,6 +12,9 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
+
+# (start, end) character ranges
+Lines = List[Tuple[int, int]]
 
 PARAGRAPH_SEPARATOR = "\u2029"
 # What ends a line: the line boundaries of Unicode (those of Python's str.splitlines): a
@@ -150,6 +153,55 @@ HEADING_LINE = re.compile(
 # delimiter row holds only "|", "-", ":" and spaces, with a run of three "-".
 TABLE_ROW = re.compile(LINE_START + r"[ \t]{0,3}\|" + IN_LINE + "*", re.MULTILINE)
 TABLE_DELIMITER = re.compile(r"[ \t]{0,3}\|[\s|:-]*---[\s|:-]*")
+# A delimited table (CSV, TSV): a run of DELIMITED_ROWS lines or more, each holding the
+# same number of one delimiter outside double quotes: tabs inside the line (not its
+# indentation), or commas or semicolons that no space follows, two or more of them (in
+# prose a space follows both; the commas of a number, "1,000,000", are no delimiters)
+DELIMITED_ROWS = 3
+MIN_DELIMITERS = {"\t": 1, ",": 2, ";": 2}
+# a comma that groups a number's digits ("3,500,000"), which delimits nothing
+THOUSANDS = re.compile(r"\d,\d{3}(?!\d)")
+
+
+def _delimiters(line: str) -> Optional[Tuple[str, int]]:
+    """The delimiter of a delimited table's row ``line`` (stripped) and how many it
+    holds outside double quotes, or None."""
+    counts = dict.fromkeys(MIN_DELIMITERS, 0)
+    quoted = False
+    for k, c in enumerate(line):
+        if c == '"':
+            quoted = not quoted
+        elif c in counts and not quoted:
+            if c != "\t" and line[k + 1 : k + 2] == " ":
+                return None
+            if c != "," or not THOUSANDS.match(line, k - 1):
+                counts[c] += 1
+    found = [(c, n) for c, n in counts.items() if n >= MIN_DELIMITERS[c]]
+    return found[0] if len(found) == 1 else None
+
+
+def delimited_tables(text: str) -> Lines:
+    """``(start, end)`` character ranges of the delimited tables of ``text``
+    (``DELIMITED_ROWS``, ``MIN_DELIMITERS``): from the first row's first character to
+    the last row's last. Linear in the text."""
+    out: List[Tuple[int, int]] = []
+    run: List[Tuple[int, int]] = []  # the rows of the current run
+    kind: Optional[Tuple[str, int]] = None
+    for line in LINE_TEXT.finditer(text):
+        a, b = line.span(2)
+        shape = _delimiters(text[a:b])
+        follows = run and LINE_BREAK.fullmatch(text, run[-1][1], line.start())
+        if shape is not None and shape == kind and follows:
+            run.append((a, b))
+            continue
+        if len(run) >= DELIMITED_ROWS:
+            out.append((run[0][0], run[-1][1]))
+        run, kind = ([(a, b)], shape) if shape is not None else ([], None)
+    if len(run) >= DELIMITED_ROWS:
+        out.append((run[0][0], run[-1][1]))
+    return out
+
+
 # A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
 # python"), a comment or a link target (".. _label:"), to the end of its line
 DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
@@ -226,22 +278,20 @@ def number_shape(text: str) -> str:
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 
-Lines = List[Tuple[int, int]]
-
-
 def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines:
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
     each, whatever their punctuation: a fenced code block (``fenced_code``: from the
     line that opens it to the end of the line that closes it, or to the end of the
     text), a Markdown heading line (``HEADING_LINE``), a Markdown table (a run of two
-    or more ``TABLE_ROW`` lines, one of them its delimiter row), a reStructuredText
-    directive, comment or target line (``DIRECTIVE_LINE``), an underlined heading (its
-    two lines, ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or
-    ``<style>`` element on lines of its own (``html_blocks``), a line of HTML tags alone
+    or more ``TABLE_ROW`` lines, one of them its delimiter row), a delimited table (CSV,
+    TSV: ``delimited_tables``), a reStructuredText directive, comment or target line
+    (``DIRECTIVE_LINE``), an underlined heading (its two lines,
+    ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or ``<style>``
+    element on lines of its own (``html_blocks``), a line of HTML tags alone
     (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a
-    page's footer or header (``page_lines``), the last eight outside code, and a page's
-    front matter (``FRONT_MATTER``). Sorted, disjoint: a block inside another is part of
-    it. ``pages``: ``page_lines(text)``, where the caller has it already."""
+    page's footer or header, the last nine outside code, and a page's front matter
+    (``FRONT_MATTER``). Sorted, disjoint: a block inside another is part of it.
+    ``pages``: the footers and headers (``page_lines(text)`` where None)."""
     blocks: List[Tuple[int, int]] = []
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
@@ -264,6 +314,7 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
     footers, headers = page_lines(text) if pages is None else pages
     found = headings + tables + directives + cues + tags + footers + headers + html_blocks(text)
+    found += delimited_tables(text)
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())

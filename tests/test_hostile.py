@@ -74,6 +74,11 @@ HOSTILE: Dict[str, str] = {
         for k in range(30)
     )
     + "Note 1\n" * 10,
+    "delimited rows, unbalanced quotes": "a,b,c\n" * 30
+    + '"x,"y,z\n' * 5
+    + "\t\t\n1\t2\n" * 20
+    + "p;q;r\r\n" * 4
+    + '"' * 50,
 }
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import csv
+import io
 import random
 import re
 import textwrap
@@ -540,6 +542,41 @@ def test_markdown_blocks_are_sentences_and_long_ones_chunk_at_rows(default_nlp: 
     assert all(r["n_tokens"] <= 64 for r in records)
     table = (text.index("| item |"), text.index(rows) + len(rows))
     starts = [r["start"] for r in records if table[0] < r["start"] < table[1]]
+    assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
+
+
+def test_delimited_tables_are_sentences_and_long_ones_chunk_at_rows(default_nlp: Any) -> None:
+    """A CSV table (as Python's ``csv`` writes it: quoted fields with commas inside,
+    "\\r\\n" line ends) and a TSV one in text are one sentence each, whatever the
+    punctuation in their cells (before, sentences ran from one row's last cell into the
+    next row); one longer than ``max_tokens`` is chunked at its row starts. Prose with
+    numbers (``"1,000,000"``), lists of words, or two rows only hold no table."""
+    from spacy_attnseg import load_pipeline
+    from spacy_attnseg.records import chunks
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "site", "note"])
+    for i in range(30):
+        note = "Seal replaced, valve closed. Checked again." if i % 2 else "Fine."
+        writer.writerow([i, ["north", "south"][i % 2], note])
+    table = buffer.getvalue().rstrip()
+    tsv = "name\tcity\nAnna\tOslo\nBen\tRome"
+    text = f"The log of the valves follows.\n\n{table}\n\nThe staff:\n\n{tsv}\n\nThat is all."
+    assert [text[a:b] for a, b in text_blocks(text)] == [table, tsv]
+    prose = (
+        "The plant cost 1,000,000,000 dollars,\n2,000,000 euros and 3,000,000 pounds,\n"
+        "apples,pears,plums\nand more;then less;again\nx,y,z\n1,2,3"
+    )
+    assert text_blocks(prose) == []
+    sents = [s.text.strip() for s in default_nlp(text).sents]
+    assert sents == ["The log of the valves follows.", table, "The staff:", tsv, "That is all."]
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    records = list(chunks(nlp, [text]))
+    assert "".join(r["text"] for r in records) == text
+    assert all(r["n_tokens"] <= 64 for r in records)
+    span = (text.index(table), text.index(table) + len(table))
+    starts = [r["start"] for r in records if span[0] < r["start"] < span[1]]
     assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
 
 
