@@ -1,6 +1,6 @@
 """What a text's markup says, from its characters alone: where its lines end (every
 line end of Unicode), which of its lines are marked headings (Markdown, reStructuredText,
-MediaWiki, AsciiDoc, HTML, LaTeX) and which of its blocks are one sentence each,
+MediaWiki, AsciiDoc, HTML, LaTeX, Org) and which of its blocks are one sentence each,
 whatever their punctuation (``text_blocks``: code, headings, tables (Markdown, CSV,
 TSV), directives, HTML comments and elements, tag lines, front matter, subtitle cues,
 pages' footers and headers). ``sentences`` reads these with the model's starts."""
@@ -202,6 +202,49 @@ def delimited_tables(text: str) -> Lines:
     return out
 
 
+# Org mode: a page with a line of an in-buffer setting or a block's line ("#+TITLE:
+# Notes", "#+BEGIN_SRC python", "#+END_SRC") is Org's; there each such line is one
+# sentence, a source, example or export block from its "#+BEGIN_" line to its "#+END_"
+# line (or to the text's end) is one, and a line that opens with one or more "*" and a
+# space at its very start is a heading (elsewhere a Markdown list's bullet)
+ORG_LINE = re.compile(LINE_START + rf"[ \t]*(#\+[A-Za-z][\w-]*(?=[:\s]|$){IN_LINE}*)", re.MULTILINE)
+ORG_VERBATIM = re.compile(r"(?i)#\+begin_(src|example|export)\b")
+ORG_HEADING = re.compile(LINE_START + rf"\*+[ \t]+\S{IN_LINE}*", re.MULTILINE)
+# the page's title, a heading too
+ORG_TITLE = re.compile(r"(?i)#\+title:")
+
+
+def org_blocks(text: str) -> Tuple[Lines, Lines]:
+    """``(blocks, headings)`` of ``text`` if it is an Org-mode page (``ORG_LINE``), as
+    ``(start, end)`` character ranges: its settings' and blocks' lines and its verbatim
+    blocks (``ORG_VERBATIM``), and its heading lines outside those (``ORG_HEADING``) and
+    title lines (``ORG_TITLE``); else two empty lists. Linear in the text."""
+    settings = [m.span(1) for m in ORG_LINE.finditer(text)]
+    blocks: Lines = []
+    k = 0
+    while k < len(settings):
+        a, b = settings[k]
+        verbatim = ORG_VERBATIM.match(text, a)
+        k += 1
+        if verbatim is not None:
+            end = re.compile(rf"(?i)#\+end_{verbatim.group(1)}\b")
+            k = next((j for j in range(k, len(settings)) if end.match(text, settings[j][0])), -1)
+            b = len(text) if k < 0 else settings[k][1]
+            k = len(settings) if k < 0 else k + 1
+        blocks.append((a, b))
+    if not blocks:
+        return [], []
+    starts = [a for a, _ in blocks]
+    headings = [
+        (m.start(), m.end())
+        for m in ORG_HEADING.finditer(text)
+        if blocks[max(0, bisect.bisect_right(starts, m.start()) - 1)][1] <= m.start()
+        or m.start() < starts[0]
+    ]
+    titles = [(a, b) for a, b in blocks if ORG_TITLE.match(text, a)]
+    return blocks, sorted(headings + titles)
+
+
 # A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
 # python"), a comment or a link target (".. _label:"), to the end of its line
 DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
@@ -289,7 +332,8 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or ``<style>``
     element on lines of its own (``html_blocks``), a line of HTML tags alone
     (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a
-    page's footer or header, the last nine outside code, and a page's front matter
+    page's footer or header, an Org-mode page's settings, blocks and headings
+    (``org_blocks``), the last ten outside code, and a page's front matter
     (``FRONT_MATTER``). Sorted, disjoint: a block inside another is part of it.
     ``pages``: the footers and headers (``page_lines(text)`` where None)."""
     blocks: List[Tuple[int, int]] = []
@@ -314,7 +358,8 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
     footers, headers = page_lines(text) if pages is None else pages
     found = headings + tables + directives + cues + tags + footers + headers + html_blocks(text)
-    found += delimited_tables(text)
+    org, org_headings = org_blocks(text)
+    found += delimited_tables(text) + org + org_headings
     front = FRONT_MATTER.match(text)
     if front is not None:
         close = FRONT_MATTER_CLOSE[front.group(1)].search(text, front.end())

@@ -43,6 +43,7 @@ from .markup import (
     Lines,
     in_code,
     number_shape,
+    org_blocks,
     page_lines,
     running_lines,
     text_blocks,
@@ -566,8 +567,8 @@ def heading_sentences(
     """For each sentence (token index of its start), whether it is a heading of what
     follows: ``MARKED_HEADING`` where it starts a line outside code (``in_code``), is
     not the last sentence and is marked as one (``HEADING_MARK``, ``UNDERLINED``,
-    ``MEDIAWIKI``, or one line directly above a line of ``ADORNMENT``, which is then
-    part of the heading too);
+    ``MEDIAWIKI``, an Org-mode page's heading (``org_blocks``), or one line directly
+    above a line of ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
     letters and no closing punctuation at its end; else ``NOT_HEADING`` (int8).
@@ -595,12 +596,15 @@ def heading_sentences(
         and len(LINE_BREAK.findall(texts[k - 1])) == 1
         for k in range(len(starts))
     ]
+    org = {a for a, _ in org_blocks(doc.text)[1]}  # an Org-mode page's headings
     for k in range(len(starts) - 1):
         if not at_line[k] or code[k]:
             continue
         text = stripped[k]
         marked = one_line[k] and (
-            HEADING_MARK.match(text) is not None or MEDIAWIKI.fullmatch(text) is not None
+            HEADING_MARK.match(text) is not None
+            or MEDIAWIKI.fullmatch(text) is not None
+            or doc[starts[k]].idx in org
         )
         if marked or UNDERLINED.fullmatch(text) or underline[k] or underline[k + 1]:
             out[k] = MARKED_HEADING

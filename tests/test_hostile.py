@@ -79,6 +79,10 @@ HOSTILE: Dict[str, str] = {
     + "\t\t\n1\t2\n" * 20
     + "p;q;r\r\n" * 4
     + '"' * 50,
+    "Org-mode lines, unclosed and repeated": "#+TITLE:\n"
+    + "* \n** x\n#+begin_src\n" * 30
+    + "#+end_src #+END_EXAMPLE\n*** y. z\n" * 10
+    + "#+BEGIN_EXAMPLE",
 }
 
 

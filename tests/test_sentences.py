@@ -21,6 +21,7 @@ from spacy_attnseg.markup import (
     fenced_code,
     html_blocks,
     in_code,
+    org_blocks,
     page_lines,
     running_lines,
     text_blocks,
@@ -872,6 +873,41 @@ def test_latex_sections_are_headings(default_nlp: Any) -> None:
     assert text_blocks("\\sectionmark{x}\n\\item{a}\n") == []
     doc = default_nlp(page)
     assert segment_first_lines(doc) == blocks
+
+
+def test_org_mode_as_written(default_nlp: Any) -> None:
+    """On an Org-mode page (one with an in-buffer setting or block line, ``"#+..."``) a
+    line of stars and a space at its very start is a marked heading (one sentence, a
+    segment starts at each) and so is the ``#+TITLE:`` line; a setting's line is one
+    sentence and a source block one from its ``#+BEGIN_SRC`` line to its ``#+END_SRC``
+    (a ``"* "`` line inside it is code). Without such a line, ``"* "`` is a Markdown
+    bullet."""
+    page = (
+        "#+TITLE: Valve maintenance\n#+STARTUP: overview\n\n* Inspection\n"
+        "Check every valve once a week. Record the pressure before and after the test.\n"
+        "#+begin_src sh\n* not a heading\n./check-valves --all. echo done\n#+end_src\n\n"
+        "* Storage\nStore spare valves in a dry room. Label each shelf with the valve "
+        "type.\n** Labels\nPrint the labels on the office printer. Laminate them.\n"
+    )
+    blocks = [page[a:b] for a, b in text_blocks(page)]
+    assert blocks == [
+        "#+TITLE: Valve maintenance",
+        "#+STARTUP: overview",
+        "* Inspection",
+        "#+begin_src sh\n* not a heading\n./check-valves --all. echo done\n#+end_src",
+        "* Storage",
+        "** Labels",
+    ]
+    assert org_blocks("* item one\n* item two\n\nText.") == ([], [])
+    assert org_blocks("#+TITLE: x\n#+BEGIN_EXAMPLE\n* y\n")[1] == [(0, 10)]  # unclosed
+    doc = default_nlp(page)
+    assert set(blocks) <= {s.text.strip() for s in doc.sents}
+    assert segment_first_lines(doc) == [
+        "#+TITLE: Valve maintenance",
+        "* Inspection",
+        "* Storage",
+        "** Labels",
+    ]
 
 
 def test_asciidoc_as_written(default_nlp: Any) -> None:
