@@ -202,6 +202,13 @@ def delimited_tables(text: str) -> Lines:
     return out
 
 
+def outside(spans: Lines, starts: Sequence[int], offset: int) -> bool:
+    """Whether ``offset`` lies outside every one of ``spans`` (sorted, disjoint ``(start,
+    end)`` ranges, whose ``starts`` the caller has listed)."""
+    k = bisect.bisect_right(starts, offset) - 1
+    return k < 0 or spans[k][1] <= offset
+
+
 # Org mode: a page with a line of an in-buffer setting or a block's line ("#+TITLE:
 # Notes", "#+BEGIN_SRC python", "#+END_SRC") is Org's; there each such line is one
 # sentence, a source, example or export block from its "#+BEGIN_" line to its "#+END_"
@@ -218,8 +225,12 @@ def org_blocks(text: str) -> Tuple[Lines, Lines]:
     """``(blocks, headings)`` of ``text`` if it is an Org-mode page (``ORG_LINE``), as
     ``(start, end)`` character ranges: its settings' and blocks' lines and its verbatim
     blocks (``ORG_VERBATIM``), and its heading lines outside those (``ORG_HEADING``) and
-    title lines (``ORG_TITLE``); else two empty lists. Linear in the text."""
-    settings = [m.span(1) for m in ORG_LINE.finditer(text)]
+    title lines (``ORG_TITLE``); else two empty lists. A ``#+`` line in code
+    (``in_code``: a Markdown page that shows Org's markup) makes no page Org's. Linear
+    in the text."""
+    found = [m.span(1) for m in ORG_LINE.finditer(text)]
+    code = in_code(text, [a for a, _ in found])  # (a Markdown page's example of Org)
+    settings = [span for span, in_block in zip(found, code, strict=True) if not in_block]
     blocks: Lines = []
     k = 0
     while k < len(settings):
@@ -238,8 +249,7 @@ def org_blocks(text: str) -> Tuple[Lines, Lines]:
     headings = [
         (m.start(), m.end())
         for m in ORG_HEADING.finditer(text)
-        if blocks[max(0, bisect.bisect_right(starts, m.start()) - 1)][1] <= m.start()
-        or m.start() < starts[0]
+        if outside(blocks, starts, m.start())
     ]
     titles = [(a, b) for a, b in blocks if ORG_TITLE.match(text, a)]
     return blocks, sorted(headings + titles)

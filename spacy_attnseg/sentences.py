@@ -18,7 +18,6 @@ What the characters say (where lines end, which blocks are one sentence) comes f
 ``markup``.
 """
 
-import bisect
 import itertools
 import re
 from collections import Counter
@@ -44,6 +43,7 @@ from .markup import (
     in_code,
     number_shape,
     org_blocks,
+    outside,
     page_lines,
     running_lines,
     text_blocks,
@@ -795,14 +795,9 @@ def page_furniture(text: str) -> Tuple[Lines, Lines]:
         return footers, headers
     blocks = text_blocks(text, (footers, headers))
     starts = [a for a, _ in blocks]
-
-    def alone(line: Tuple[int, int]) -> bool:
-        k = bisect.bisect_right(starts, line[0]) - 1
-        return k < 0 or blocks[k][1] <= line[0]
-
     return (
-        sorted(footers + [line for line in more[0] if alone(line)]),
-        sorted(headers + [line for line in more[1] if alone(line)]),
+        sorted(footers + [line for line in more[0] if outside(blocks, starts, line[0])]),
+        sorted(headers + [line for line in more[1] if outside(blocks, starts, line[0])]),
     )
 
 

@@ -880,8 +880,8 @@ def test_org_mode_as_written(default_nlp: Any) -> None:
     line of stars and a space at its very start is a marked heading (one sentence, a
     segment starts at each) and so is the ``#+TITLE:`` line; a setting's line is one
     sentence and a source block one from its ``#+BEGIN_SRC`` line to its ``#+END_SRC``
-    (a ``"* "`` line inside it is code). Without such a line, ``"* "`` is a Markdown
-    bullet."""
+    (a ``"* "`` line inside it is code). Without such a line (or with one in a Markdown
+    code block only), ``"* "`` is a Markdown bullet."""
     page = (
         "#+TITLE: Valve maintenance\n#+STARTUP: overview\n\n* Inspection\n"
         "Check every valve once a week. Record the pressure before and after the test.\n"
@@ -899,6 +899,8 @@ def test_org_mode_as_written(default_nlp: Any) -> None:
         "** Labels",
     ]
     assert org_blocks("* item one\n* item two\n\nText.") == ([], [])
+    shown = "Org looks like this:\n\n```\n#+TITLE: x\n* Head\n```\n\n* item\n* item\n"
+    assert org_blocks(shown) == ([], [])  # a Markdown page that shows Org in code
     assert org_blocks("#+TITLE: x\n#+BEGIN_EXAMPLE\n* y\n")[1] == [(0, 10)]  # unclosed
     doc = default_nlp(page)
     assert set(blocks) <= {s.text.strip() for s in doc.sents}
