@@ -480,17 +480,58 @@ def running_lines(text: str) -> Tuple[Lines, Lines]:
     footers: List[Tuple[int, int]] = []
     headers: List[Tuple[int, int]] = []
     for lines in found.values():
-        if len(lines) < MIN_RUNNING_PAGES:
-            continue
-        gaps = numpy.diff([k for k, _, _ in lines])
-        middle = float(numpy.median(gaps))
-        if gaps.min() < max(MIN_RUNNING_GAP, middle / RUNNING_GAP_SPREAD):
-            continue
-        if gaps.max() > RUNNING_GAP_SPREAD * middle:
-            continue
+        if not _evenly_spaced(lines):
+            lines = _counting(text, lines)  # (the page numbers among other copies)
+            if not _evenly_spaced(lines):
+                continue
         numbers = {tuple(DIGITS.findall(text[a:b])) for _, a, b in lines}
         (footers if len(numbers) > 1 else headers).extend((a, b) for _, a, b in lines)
     return sorted(footers), sorted(headers)
+
+
+def _evenly_spaced(lines: Sequence[Tuple[int, int, int]]) -> bool:
+    """Whether ``lines`` (``(line index, start, end)``, in order) are copies of a
+    running line: ``MIN_RUNNING_PAGES`` or more, ``MIN_RUNNING_GAP`` lines or more apart,
+    each gap within ``RUNNING_GAP_SPREAD`` times the median one."""
+    if len(lines) < MIN_RUNNING_PAGES:
+        return False
+    gaps = numpy.diff([k for k, _, _ in lines])
+    middle = float(numpy.median(gaps))
+    shortest = max(MIN_RUNNING_GAP, middle / RUNNING_GAP_SPREAD)
+    return bool(gaps.min() >= shortest and gaps.max() <= RUNNING_GAP_SPREAD * middle)
+
+
+# the most digits of a number that may count pages
+PAGE_DIGITS = 6
+
+
+def _counting(text: str, lines: Sequence[Tuple[int, int, int]]) -> List[Tuple[int, int, int]]:
+    """The longest run of ``lines`` (in order) in which one of the numbers counts up by
+    one from copy to copy, as page numbers do (``"Page 3 of 40"``: the first), where a
+    copy of the same text elsewhere (a page's last line that happens to read ``"2"``)
+    broke the even spacing. Linear in the number of lines."""
+    rows = [DIGITS.findall(text[a:b]) for _, a, b in lines]
+    best: List[int] = []
+    for j in range(min(map(len, rows), default=0)):
+        length = [0] * len(rows)
+        parent = [-1] * len(rows)
+        last: Dict[int, int] = {}  # a number -> the copy that ends the longest run at it
+        for i, row in enumerate(rows):
+            if len(row[j]) > PAGE_DIGITS:
+                continue
+            value = int(row[j])
+            before = last.get(value - 1)
+            length[i] = 1 if before is None else length[before] + 1
+            parent[i] = -1 if before is None else before
+            if value not in last or length[i] > length[last[value]]:
+                last[value] = i
+        end = int(numpy.argmax(length))
+        if length[end] > len(best):
+            run = [end]
+            while parent[run[-1]] >= 0:
+                run.append(parent[run[-1]])
+            best = run[::-1]
+    return [lines[i] for i in best]
 
 
 def _underlined_heading(

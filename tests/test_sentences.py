@@ -1089,6 +1089,13 @@ def test_running_lines_without_page_breaks(default_nlp: Any) -> None:
         assert running_lines(text) == ([], []), text
     even = "".join(page(6, f"Log entry {k} saved") for k in range(4))
     assert running_lines(even)[0] and page_furniture(even)[0]
+    # a line of the fourth page that reads as the second page's number: the page numbers
+    # that count up by one are the footers, the stray copy is text
+    lines = "".join(page(6, f"Page {k + 1}") for k in range(5)).split("\n")
+    stray = "\n".join([*lines[:24], "Page 2", *lines[24:]])
+    footers = running_lines(stray)[0]
+    assert [stray[a:b] for a, b in footers] == [f"Page {k}" for k in (1, 2, 3, 4, 5)]
+    assert stray.index("Page 2", stray.index("Page 3")) not in {a for a, _ in footers}
     # lines of a few words each, as a log's or a list's: not hard-wrapped
     unwrapped = "".join(
         "\n".join(
