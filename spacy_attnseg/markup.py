@@ -180,21 +180,24 @@ def delimited_tables(text: str) -> Lines:
     """``(start, end)`` character ranges of the delimited tables of ``text``
     (``DELIMITED_ROWS``, ``MIN_DELIMITERS``): from the first row's first character to
     the last row's last. Linear in the text."""
-    out: List[Tuple[int, int]] = []
-    run: List[Tuple[int, int]] = []  # the rows of the current run
+    out: Lines = []
+    start, end, rows = 0, 0, 0  # the current run of rows
     kind: Optional[Tuple[str, int]] = None
-    for line in LINE_TEXT.finditer(text):
-        a, b = line.span(2)
-        shape = _delimiters(text[a:b])
-        follows = run and LINE_BREAK.fullmatch(text, run[-1][1], line.start())
-        if shape is not None and shape == kind and follows:
-            run.append((a, b))
+    for line in itertools.chain(LINE_TEXT.finditer(text), [None]):  # (None: the end)
+        shape = None if line is None else _delimiters(line.group(2))
+        if (
+            line is not None
+            and shape is not None
+            and shape == kind
+            and LINE_BREAK.fullmatch(text, end, line.start())
+        ):
+            end, rows = line.end(2), rows + 1  # the next row of the run
             continue
-        if len(run) >= DELIMITED_ROWS:
-            out.append((run[0][0], run[-1][1]))
-        run, kind = ([(a, b)], shape) if shape is not None else ([], None)
-    if len(run) >= DELIMITED_ROWS:
-        out.append((run[0][0], run[-1][1]))
+        if rows >= DELIMITED_ROWS:
+            out.append((start, end))
+        kind = shape
+        if line is not None:
+            start, end, rows = line.start(2), line.end(2), 1
     return out
 
 
@@ -322,6 +325,12 @@ def number_shape(text: str) -> str:
     return DIGITS.sub("0", text)
 
 
+def running_key(line: str) -> str:
+    """What the copies of a running line share: its words in lower case, numbers aside
+    (``number_shape``)."""
+    return number_shape(" ".join(line.lower().split()))
+
+
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
@@ -434,7 +443,7 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
             candidates.append((True, starts[k], stops[k]))
         if after - k >= MIN_PAGE_LINES:
             candidates.append((False, starts[k + 1], stops[k + 1]))
-    keys = [number_shape(" ".join(text[a:b].lower().split())) for _, a, b in candidates]
+    keys = [running_key(text[a:b]) for _, a, b in candidates]
     counts = collections.Counter(keys)
     footers: List[Tuple[int, int]] = []
     headers: List[Tuple[int, int]] = []
@@ -476,7 +485,7 @@ def running_lines(text: str) -> Tuple[Lines, Lines]:
             continue  # an indented line (code, a quotation, a list's item) or a heading
         n_words = len(text[a:b].split())
         if n_words <= RUNNING_WORDS and any(c.isalnum() for c in text[a:b]):
-            found[number_shape(" ".join(text[a:b].lower().split()))].append((k, a, b))
+            found[running_key(text[a:b])].append((k, a, b))
     footers: List[Tuple[int, int]] = []
     headers: List[Tuple[int, int]] = []
     for lines in found.values():

@@ -341,7 +341,7 @@ LETTER = re.compile(r"[^\W\d_]")
 QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
 
-def hard_wrapped(text: str) -> bool:
+def hard_wrapped(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> bool:
     """Whether ``text`` has its lines cut at a width (``WRAPPED_FIT_SHARE``), as
     ``textwrap.fill``, e-mail and many plain-text files do; never where that width is
     under ``MIN_WRAP_WIDTH`` characters, nor in lines of records (``RECORD_LINE_SHARE``:
@@ -352,10 +352,9 @@ def hard_wrapped(text: str) -> bool:
     lines whatever the width of the text around them. (A heading is one line: a wrapped
     line that opens with ``"# "`` stays.) Lines are read without their quotation prefix
     (``QUOTE_PREFIX``: ``"> "``, ``">> "``): quoted text is wrapped or not as its own
-    lines are."""
-    pages = page_lines(text)
-    running = running_lines(text)
-    pages = (pages[0] + running[0], pages[1] + running[1])
+    lines are. ``pages``: those footers and headers, where the caller has them."""
+    if pages is None:
+        pages = _page_candidates(text)
     furniture = set(pages[0] + pages[1])
     lined = [
         (a, b)
@@ -784,6 +783,14 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def _page_candidates(text: str) -> Tuple[Lines, Lines]:
+    """The lines of ``text`` that may be a page's footers and headers: ``page_lines``
+    and ``running_lines`` together."""
+    footers, headers = page_lines(text)
+    more = running_lines(text)
+    return footers + more[0], headers + more[1]
+
+
 def page_furniture(text: str) -> Tuple[Lines, Lines]:
     """A page's footers and headers in ``text``: ``page_lines`` at its page breaks and,
     in hard-wrapped text (``hard_wrapped``), the ``running_lines`` that neither these
@@ -791,7 +798,8 @@ def page_furniture(text: str) -> Tuple[Lines, Lines]:
     a page's second line of footer, or pages joined without form feeds."""
     footers, headers = page_lines(text)
     more = running_lines(text)
-    if not (more[0] or more[1]) or not hard_wrapped(text):
+    candidates = (footers + more[0], headers + more[1])
+    if not (more[0] or more[1]) or not hard_wrapped(text, candidates):
         return footers, headers
     blocks = text_blocks(text, (footers, headers))
     starts = [a for a, _ in blocks]

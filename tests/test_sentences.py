@@ -1088,7 +1088,9 @@ def test_running_lines_without_page_breaks(default_nlp: Any) -> None:
     for text in (uneven, near, indented, headings):
         assert running_lines(text) == ([], []), text
     even = "".join(page(6, f"Log entry {k} saved") for k in range(4))
-    assert running_lines(even)[0] and page_furniture(even)[0]
+    footers = [f"Log entry {k} saved" for k in range(4)]
+    assert [even[a:b] for a, b in running_lines(even)[0]] == footers
+    assert [even[a:b] for a, b in page_furniture(even)[0]] == footers
     # a line of the fourth page that reads as the second page's number: the page numbers
     # that count up by one are the footers, the stray copy is text
     lines = "".join(page(6, f"Page {k + 1}") for k in range(5)).split("\n")
@@ -1104,11 +1106,13 @@ def test_running_lines_without_page_breaks(default_nlp: Any) -> None:
         + f"\nLog entry {k} saved\n"
         for k in range(4)
     )
-    assert running_lines(unwrapped)[0]
+    logged = [f"Log entry {k} saved" for k in range(4)]
+    assert [unwrapped[a:b] for a, b in running_lines(unwrapped)[0]] == logged
     assert not hard_wrapped(unwrapped) and page_furniture(unwrapped) == ([], [])
     # a line of another block (a reStructuredText directive) is that block
     directive = "".join(page(6, ".. note::") for _ in range(4))
-    assert running_lines(directive)[1] and page_furniture(directive) == ([], [])
+    assert [directive[a:b] for a, b in running_lines(directive)[1]] == [".. note::"] * 4
+    assert page_furniture(directive) == ([], [])
 
 
 @settings(max_examples=60, deadline=None)
