@@ -1556,8 +1556,9 @@ def test_unmarked_starts_lie_between_the_two_thresholds(
         return layout_starts(doc, starts, paragraph_breaks=paragraph_breaks).astype(bool)
 
     low, high = laid(threshold), laid(max(threshold, unmarked))
-    assert not (high & ~got.astype(bool)).any()
-    assert not (got.astype(bool) & ~low).any()
+    # (the first token starts the text's first sentence whatever either reading gives it)
+    assert not (high & ~got.astype(bool))[1:].any()
+    assert not (got.astype(bool) & ~low)[1:].any()
 
 
 HEADED_TEXT = (
