@@ -64,10 +64,7 @@ class Errors:
         "(with meta.json), a config file (.cfg) nor the name of a shipped pipeline "
         "({names})."
     )
-    E015 = (
-        "[E015] Invalid `{key}` {value}: it must be a whole number of at least 0 "
-        "(`segment_window` and `min_sents` at least 1)."
-    )
+    E015 = "[E015] Invalid `{key}` {value}: it must be a whole number of at least {least}."
     E016 = (
         "[E016] The pipeline has no 'attn_segmenter' (pipeline: {pipe_names}), which makes "
         "the topic segments: add one after the transformer, or leave out --model to use "
@@ -232,16 +229,22 @@ class Errors:
         "default is {default})."
     )
 
+    E123 = (
+        "[E123] Cannot write to --output {path} ({reason}): --output saves spaCy DocBins, "
+        "to a .spacy file or to a directory. For JSON lines, leave --output out and "
+        "redirect standard output: > {path}."
+    )
+
     E124 = (
         "[E124] Unknown `segment_vectors` '{value}': use one of {allowed}. 'local' (the "
         "default) reads the last layer's attention again within each sentence; 'hidden' "
         "sums the hidden states of the last `segment_layers` layers."
     )
 
-    E123 = (
-        "[E123] Cannot write to --output {path} ({reason}): --output saves spaCy DocBins, "
-        "to a .spacy file or to a directory. For JSON lines, leave --output out and "
-        "redirect standard output: > {path}."
+    E125 = (
+        "[E125] `min_sents` {min_sents} is more than `max_sents` {max_sents}: no segment "
+        "can hold both. Lower `min_sents`, raise `max_sents`, or set `max_sents` to 0 "
+        "(no limit)."
     )
 
 

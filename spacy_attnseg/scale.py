@@ -158,7 +158,7 @@ def _run_dask(
     except ImportError:
         raise ImportError(Errors.E025) from None
     if address is None and workers < 1:
-        raise ValueError(Errors.E015.format(key="workers", value=workers))
+        raise ValueError(Errors.E015.format(key="workers", value=workers, least=1))
     cluster = None
     if address is None:
         import dask

@@ -377,6 +377,9 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"paragraph_penalty": 0.0}, "E020"),
         ({"segment_drift": -0.1}, "E122"),
         ({"segment_scale": "log"}, "E028"),
+        ({"min_sents": 0}, "E015"),
+        ({"max_tokens": -5}, "E015"),
+        ({"min_sents": 5, "max_sents": 2}, "E125"),
     ],
 )
 @pytest.mark.filterwarnings(r"ignore:\[W002\]")  # (an uncalibrated tiny model)
@@ -386,6 +389,25 @@ def test_config_errors_at_construction(
     nlp = transformer_only_nlp(tiny_model_dir("bert"))
     with pytest.raises(ValueError, match=rf"\[{code}\]"):
         nlp.add_pipe("attn_segmenter", config=config)
+
+
+@pytest.mark.parametrize(
+    "config,message",
+    [
+        ({"min_sents": 0}, "Invalid `min_sents` 0: it must be a whole number of at least 1."),
+        ({"max_tokens": -5}, "Invalid `max_tokens` -5: it must be a whole number of at least 0."),
+        ({"min_sents": 5, "max_sents": 2}, "`min_sents` 5 is more than `max_sents` 2"),
+    ],
+)
+def test_limit_errors_name_the_least_value(config: Dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as error:
+        spacy_attnseg.load_pipeline(
+            "attention", overrides={f"components.attn_segmenter.{k}": v for k, v in config.items()}
+        )
+    assert message in str(error.value)
+    # max_sents 0 is no limit, so any min_sents goes with it
+    overrides = {"components.attn_segmenter.min_sents": 5, "components.attn_segmenter.max_sents": 0}
+    assert spacy_attnseg.load_pipeline("attention", overrides=overrides)
 
 
 def test_error_layer_out_of_range() -> None:

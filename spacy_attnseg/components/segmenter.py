@@ -217,7 +217,8 @@ def make_attn_segmenter(
         mean minus this many standard deviations of the document's valley depths.
     min_sents (int): fewest sentences in a segment (except a document shorter than that,
         and paragraphs with ``segment_paragraphs``).
-    max_sents (int): most sentences in a segment (0: no limit).
+    max_sents (int): most sentences in a segment (0: no limit; otherwise at least
+        ``min_sents``, E125).
     max_tokens (int): most model wordpieces in a segment (0: no limit); a single
         sentence longer than that is cut between tokens.
     n_segments (int): the number of segments wanted (0: decided by the method).
@@ -320,8 +321,11 @@ class AttnSegmenter(AttentionPipe):
             ("max_tokens", max_tokens),
             ("n_segments", n_segments),
         ):
-            if value < 0 or (key in ("segment_window", "min_sents") and value < 1):
-                raise ValueError(Errors.E015.format(key=key, value=value))
+            least = 1 if key in ("segment_window", "min_sents") else 0
+            if value < least:
+                raise ValueError(Errors.E015.format(key=key, value=value, least=least))
+        if 0 < max_sents < min_sents:
+            raise ValueError(Errors.E125.format(min_sents=min_sents, max_sents=max_sents))
         if segment_method not in topics.METHODS:
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
         for key, penalty, default in (
