@@ -95,30 +95,48 @@ def _open_input(path: str) -> Input:
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise typer.BadParameter(Errors.E112.format(where=where, detail=f"not JSON: {e}")) from None
+
+
+def _json_array(text: str) -> List[Any]:
+    try:
+        return cast(List[Any], json.loads(text))
+    except json.JSONDecodeError as e:
+        raise typer.BadParameter(Errors.E126.format(detail=e)) from None
+
+
+def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
+    """``(text, meta)`` of one JSON object: its "text" and its other fields."""
+    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+        raise typer.BadParameter(Errors.E112.format(where=where, detail='no string field "text"'))
+    surrogate = SURROGATE.search(record["text"])
+    if surrogate is not None:
+        raise typer.BadParameter(
+            Errors.E116.format(where=where, code=ord(surrogate.group()), pos=surrogate.start())
+        )
+    return record["text"], {k: v for k, v in record.items() if k != "text"}
+
+
 def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    """``(text, meta)`` of every JSON line: its "text" and its other fields."""
-    for number, line in enumerate(handle, start=1):
+    """``(text, meta)`` of every JSON line, or of every item where the input is one JSON
+    array (its first character other than white space is "["; read whole)."""
+    lines = enumerate(handle, start=1)
+    first = True
+    for number, line in lines:
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise typer.BadParameter(
-                Errors.E112.format(number=number, detail=f"not JSON: {e}")
-            ) from None
-        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-            raise typer.BadParameter(
-                Errors.E112.format(number=number, detail='no string field "text"')
-            )
-        text = record["text"]
-        surrogate = SURROGATE.search(text)
-        if surrogate is not None:
-            raise typer.BadParameter(
-                Errors.E116.format(
-                    number=number, code=ord(surrogate.group()), pos=surrogate.start()
-                )
-            )
-        yield text, {k: v for k, v in record.items() if k != "text"}
+        if first and line.lstrip().startswith("["):
+            items = _json_array(line + "".join(rest for _, rest in lines))
+            for index, item in enumerate(items, start=1):
+                yield _record(item, f"Item {index} of the input's JSON array")
+            return
+        first = False
+        where = f"Line {number} of the input"
+        yield _record(_json(line, where), where)
 
 
 # The options of every command that can run on an engine (segment, chunk)
@@ -183,7 +201,8 @@ def _run_partitions(texts: Iterable[Item], job: Any, quiet: bool, **engine: Any)
         yield from run(texts, job, on_done=bar.update, **engine)
 
 
-#: Files read as JSON lines by the commands that also take a plain text file
+#: Files read as JSON lines (or one JSON array) by the commands that also take a plain
+#: text file
 JSON_LINES = (".jsonl", ".ndjson", ".json")
 
 
@@ -226,13 +245,14 @@ def segment_cli(
 
     With --format text the whole input is one document and each sentence is printed on
     its own line. With --format jsonl each input line is a JSON object with a "text"
-    field; each output line is {"text", "sents", "segments"}, lists of {"start", "end",
-    "score"} with character offsets into that text: how sure the sentence ends there
-    (P(S) of the start that follows it) and the score of the segment's boundary, and
-    "meta", the line's other fields, where it has any. With
-    --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
-    doc._.head_pairs), readable by spaCy's DocBin().from_disk. --engine dask
-    runs the partitions on a Dask cluster, with the same results.
+    field (or the input is one JSON array of such objects); each output line is
+    {"text", "sents", "segments"}, lists of {"start", "end", "score"} with character
+    offsets into that text: how sure the sentence ends there (P(S) of the start that
+    follows it) and the score of the segment's boundary, and "meta", the line's other
+    fields, where it has any. With --output the Docs are saved as DocBin (sentences,
+    doc.spans with their scores, doc._.head_pairs), readable by spaCy's
+    DocBin().from_disk. --engine dask runs the partitions on a Dask cluster, with the
+    same results.
     """
     from .scale import Job, job_pipeline
 
@@ -329,8 +349,9 @@ def _write_docbins(results: Iterable[bytes], output: Path) -> None:
 def chunk_cli(
     input: str = typer.Argument(
         ...,
-        help='JSON lines with a "text" field (.jsonl, .ndjson, .json; - for standard '
-        "input), or any other UTF-8 file as one document (.txt, .md, ...).",
+        help='JSON lines with a "text" field, or one JSON array of such objects (.jsonl, '
+        ".ndjson, .json; - for standard input), or any other UTF-8 file as one document "
+        "(.txt, .md, ...).",
     ),
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
@@ -408,8 +429,9 @@ def chunk_cli(
 def pairs_cli(
     input: str = typer.Argument(
         ...,
-        help='A UTF-8 text file (one document), JSON lines with a "text" field (.jsonl, '
-        ".ndjson, .json: one document each), or - for standard input (one document).",
+        help='A UTF-8 text file (one document), JSON lines with a "text" field or one JSON '
+        "array of such objects (.jsonl, .ndjson, .json: one document each), or - for "
+        "standard input (one document).",
     ),
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),

@@ -180,9 +180,9 @@ class Errors:
         '{{"text": "..."}} object a line), or - to read standard input.'
     )
     E112 = (
-        "[E112] Line {number} of the input is not a JSON object with a string field "
+        "[E112] {where} is not a JSON object with a string field "
         '"text" ({detail}). Write one object a line, e.g. {{"text": "First sentence. '
-        'Second one."}}.'
+        'Second one."}}, or one JSON array of such objects.'
     )
     E113 = "[E113] {option} cannot be {value!r}: use {allowed}."
     E114 = (
@@ -194,7 +194,7 @@ class Errors:
         "Convert it first, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8."
     )
     E116 = (
-        '[E116] Line {number} of the input: its "text" holds \\u{code:04x} at character '
+        '[E116] {where}: its "text" holds \\u{code:04x} at character '
         "{pos}, one half of a UTF-16 surrogate pair, which JSON can escape but no text can "
         "hold. Fix or remove that escape (a character above U+FFFF is written as two "
         "escapes in a row, e.g. \\ud83d\\ude00)."
@@ -245,6 +245,12 @@ class Errors:
         "[E125] `min_sents` {min_sents} is more than `max_sents` {max_sents}: no segment "
         "can hold both. Lower `min_sents`, raise `max_sents`, or set `max_sents` to 0 "
         "(no limit)."
+    )
+
+    E126 = (
+        '[E126] The input starts with "[" but is not one JSON array ({detail}). Write one '
+        'array of objects with a string field "text", e.g. [{{"text": "First sentence."}}, '
+        '{{"text": "Another document."}}], or one such object a line (JSON lines).'
     )
 
 

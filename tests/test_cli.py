@@ -96,6 +96,11 @@ def test_segment_jsonl_stdin() -> None:
         # a lone surrogate escape: spaCy's tokenizer cannot encode it
         ('{"text": "Fine."}\n{"text": "Odd \\udcff."}\n', "[E116] Line 2 of the input: its"),
         ('{"text": "A smile \\ud83d\\ude00 here."}\n{"text": "\\ud83d"}\n', "[E116] Line 2"),
+        # one JSON array: its items are the documents
+        ('\n [{"text": "Fine."},\n {"body": "x"}]', "[E112] Item 2 of the input's JSON array is"),
+        ('[{"text": "Fine."}, {"text": "\\udcff"}]', "[E116] Item 2 of the input's JSON array:"),
+        ('[{"text": "Fine."},\n {"text": ', '[E126] The input starts with "[" but is not one JSON'),
+        ('{"text": "Fine."}\n[{"text": "Fine."}]\n', "[E112] Line 2 of the input is not"),
     ],
 )
 def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
@@ -343,13 +348,16 @@ def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
 
 def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -> None:
     """A Markdown file is one document (before, every file but .txt was read as JSON
-    lines and stopped with E112); a .ndjson file is JSON lines."""
+    lines and stopped with E112); a .ndjson file is JSON lines; a .json file that holds
+    one JSON array, its items."""
     text = "# Notes\n\n" + SAMPLE_TXT.read_text(encoding="utf8")
     page = tmp_path / "notes.md"
     page.write_text(text, encoding="utf8")
     lines = tmp_path / "docs.ndjson"
     lines.write_text(json.dumps({"text": "One. Two."}) + "\n" + json.dumps({"text": text}) + "\n")
-    for path, texts in ((page, [text]), (lines, ["One. Two.", text])):
+    array = tmp_path / "docs.json"
+    array.write_text(json.dumps([{"text": "One. Two."}, {"text": text}], indent=2))
+    for path, texts in ((page, [text]), (lines, ["One. Two.", text]), (array, ["One. Two.", text])):
         result = run_cli(["chunk", str(path), "--max-tokens", "64", "-q"])
         assert result.returncode == 0, result.stderr[-3000:]
         records = [json.loads(line) for line in result.stdout.splitlines()]
