@@ -123,7 +123,8 @@ def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
 
 def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """``(text, meta)`` of every JSON line, or of every item where the input is one JSON
-    array (its first character other than white space is "["; read whole)."""
+    array (its first character other than white space is "["; read whole): an object
+    as a line is, or a string, a document's text."""
     lines = enumerate(handle, start=1)
     first = True
     for number, line in lines:
@@ -132,6 +133,7 @@ def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
         if first and line.lstrip().startswith("["):
             items = _json_array(line + "".join(rest for _, rest in lines))
             for index, item in enumerate(items, start=1):
+                item = {"text": item} if isinstance(item, str) else item
                 yield _record(item, f"Item {index} of the input's JSON array")
             return
         first = False
@@ -245,7 +247,8 @@ def segment_cli(
 
     With --format text the whole input is one document and each sentence is printed on
     its own line. With --format jsonl each input line is a JSON object with a "text"
-    field (or the input is one JSON array of such objects); each output line is
+    field (or the input is one JSON array of such objects or of strings); each output
+    line is
     {"text", "sents", "segments"}, lists of {"start", "end", "score"} with character
     offsets into that text: how sure the sentence ends there (P(S) of the start that
     follows it) and the score of the segment's boundary, and "meta", the line's other
@@ -349,9 +352,9 @@ def _write_docbins(results: Iterable[bytes], output: Path) -> None:
 def chunk_cli(
     input: str = typer.Argument(
         ...,
-        help='JSON lines with a "text" field, or one JSON array of such objects (.jsonl, '
-        ".ndjson, .json; - for standard input), or any other UTF-8 file as one document "
-        "(.txt, .md, ...).",
+        help='JSON lines with a "text" field, or one JSON array of such objects or of '
+        "strings (.jsonl, .ndjson, .json; - for standard input), or any other UTF-8 file as "
+        "one document (.txt, .md, ...).",
     ),
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
@@ -430,8 +433,8 @@ def pairs_cli(
     input: str = typer.Argument(
         ...,
         help='A UTF-8 text file (one document), JSON lines with a "text" field or one JSON '
-        "array of such objects (.jsonl, .ndjson, .json: one document each), or - for "
-        "standard input (one document).",
+        "array of such objects or of strings (.jsonl, .ndjson, .json: one document each), "
+        "or - for standard input (one document).",
     ),
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),

@@ -250,7 +250,8 @@ class Errors:
     E126 = (
         '[E126] The input starts with "[" but is not one JSON array ({detail}). Write one '
         'array of objects with a string field "text", e.g. [{{"text": "First sentence."}}, '
-        '{{"text": "Another document."}}], or one such object a line (JSON lines).'
+        '{{"text": "Another document."}}], or of strings, or one such object a line (JSON '
+        "lines)."
     )
 
 

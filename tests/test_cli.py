@@ -349,14 +349,14 @@ def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
 def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -> None:
     """A Markdown file is one document (before, every file but .txt was read as JSON
     lines and stopped with E112); a .ndjson file is JSON lines; a .json file that holds
-    one JSON array, its items."""
+    one JSON array, its items (objects, or strings: the texts)."""
     text = "# Notes\n\n" + SAMPLE_TXT.read_text(encoding="utf8")
     page = tmp_path / "notes.md"
     page.write_text(text, encoding="utf8")
     lines = tmp_path / "docs.ndjson"
     lines.write_text(json.dumps({"text": "One. Two."}) + "\n" + json.dumps({"text": text}) + "\n")
     array = tmp_path / "docs.json"
-    array.write_text(json.dumps([{"text": "One. Two."}, {"text": text}], indent=2))
+    array.write_text(json.dumps([{"text": "One. Two."}, text], indent=2))
     for path, texts in ((page, [text]), (lines, ["One. Two.", text]), (array, ["One. Two.", text])):
         result = run_cli(["chunk", str(path), "--max-tokens", "64", "-q"])
         assert result.returncode == 0, result.stderr[-3000:]
