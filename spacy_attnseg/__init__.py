@@ -8,6 +8,7 @@ from .components.malloc_trim import MallocTrim, make_malloc_trim
 from .components.segmenter import AttnSegmenter, make_attn_segmenter
 from .loading import embedded_model_path, load_pipeline
 from .records import chunks
+from .tokenizer import RunTokenizer
 
 __version__ = "0.1.0"
 
@@ -17,6 +18,7 @@ __all__ = [
     "AttnSegmenter",
     "CaptureRequest",
     "MallocTrim",
+    "RunTokenizer",
     "chunks",
     "embedded_model_path",
     "load_pipeline",

@@ -51,6 +51,8 @@ HOSTILE: Dict[str, str] = {
     "5000-char token": "a.b." * 1250,
     "5000-char token in text": "Before it. " + "a.b." * 1250 + " This is after. And more here.",
     "hyphen run": "Start. " + "x-" * 2500 + " Then a sentence. Another one.",
+    # affixes that spaCy's tokenizer strips one at a time (quadratic without the cut)
+    "punctuation runs": "Stop" + "!" * 3000 + " now. " + "<>" * 1500 + " " + "'s" * 900 + " end.",
     "control characters": "Bell\x07 here.\x00 Escape\x1b[31m red. Tab\tand\x0bvertical.",
     "zero-width": "zero\u200bwidth\u200c joiner\u200d here.\ufeff Next\u2060 one.",
     "emoji": "Family 👨‍👩‍👧‍👦 and flags 🇺🇸🇯🇵🏳️‍🌈. Skin tone 👍🏽! Keycap 1️⃣?",

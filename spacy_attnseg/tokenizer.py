@@ -1,0 +1,78 @@
+"""spaCy's tokenizer, in time linear in the length of runs without white space.
+
+spaCy's tokenizer strips prefixes and suffixes off a run of characters without white
+space one at a time, searching what is left each time: a run of many of them (20,000
+``"!"``, ``"<>"`` or ``"'s"`` repeated, a URL repeated without spaces) takes time that
+grows with the square of its length (about a minute for 20,000 ``"!"``; spaCy issue
+#1768). :class:`RunTokenizer` tokenizes such a run ``MAX_RUN`` characters at a time and
+joins the pieces (``Doc.from_docs``), the text unchanged; any other text it tokenizes
+as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds it with
+the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Iterator, List
+
+from spacy.language import Language
+from spacy.tokenizer import Tokenizer
+from spacy.tokens import Doc
+from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex, registry
+
+#: the most characters without white space that spaCy's tokenizer reads at once
+MAX_RUN = 250
+LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}")
+
+
+def cuts(text: str) -> List[int]:
+    """Where ``text`` is cut for the tokenizer (0 first): the start of each run of more
+    than ``MAX_RUN`` characters without white space, and every ``MAX_RUN`` characters
+    into it. A piece ends where the next begins, so the white space after a run stays
+    with the run's last piece, as the token before it holds it in the whole text."""
+    found = [0]
+    for run in LONG_RUN.finditer(text):
+        found.extend(range(run.start(), run.end(), MAX_RUN))
+    return found if len(found) < 2 or found[1] > 0 else found[1:]
+
+
+def pieces(text: str) -> Iterator[str]:
+    """``text`` cut where ``cuts`` says; joined, they give it back."""
+    bounds = cuts(text) + [len(text)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        yield text[a:b]
+
+
+class RunTokenizer(Tokenizer):
+    """spaCy's ``Tokenizer``, with each run of more than ``MAX_RUN`` characters without
+    white space tokenized ``MAX_RUN`` characters at a time (module docstring)."""
+
+    def __call__(self, text: str) -> Doc:
+        if len(text) <= MAX_RUN or LONG_RUN.search(text) is None:
+            return super().__call__(text)
+        call = super().__call__
+        docs = [call(piece) for piece in pieces(text)]
+        return Doc.from_docs(docs, ensure_whitespace=False)
+
+
+@registry.tokenizers("spacy-attnseg.Tokenizer.v1")
+def create_tokenizer() -> Callable[[Language], Tokenizer]:
+    """A ``RunTokenizer`` with the language's defaults (those of ``spacy.Tokenizer.v1``)."""
+
+    def tokenizer_factory(nlp: Language) -> Tokenizer:
+        prefixes, suffixes, infixes = (
+            nlp.Defaults.prefixes,
+            nlp.Defaults.suffixes,
+            nlp.Defaults.infixes,
+        )
+        return RunTokenizer(
+            nlp.vocab,
+            rules=nlp.Defaults.tokenizer_exceptions,
+            prefix_search=compile_prefix_regex(prefixes).search if prefixes else None,
+            suffix_search=compile_suffix_regex(suffixes).search if suffixes else None,
+            infix_finditer=compile_infix_regex(infixes).finditer if infixes else None,
+            token_match=nlp.Defaults.token_match,
+            url_match=nlp.Defaults.url_match,
+        )
+
+    return tokenizer_factory
