@@ -384,10 +384,12 @@ def chunk_cli(
     model wordpieces, and the score of the boundary that starts it (how much the topic
     changes there, over the cost of a boundary: about 1 or more for a boundary chosen on
     its own, possibly less for one that --max-tokens or --max-sents forced; 0.0 for a
-    document's first chunk and a cut inside a sentence), and "meta", the other fields of
-    the document's input line, where it has any. Joined in order, the chunks' texts give
-    the input text back. --engine dask runs the partitions on a Dask cluster,
-    with the same results.
+    document's first chunk, a cut inside a sentence and the start of a part), and
+    "meta", the other fields of the document's input line, where it has any. Joined in
+    order, the chunks' texts give the input text back. A document of more than 200,000
+    characters is read in parts of at most that many, each ending at a paragraph break
+    where it can, so memory stays that of its parts, whatever its length. --engine dask
+    runs the partitions on a Dask cluster, with the same results.
     """
     from .scale import Job, job_pipeline
 

@@ -6,8 +6,10 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 :mod:`spacy_attnseg.scale`.
 """
 
+import re
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -106,7 +108,13 @@ def chunk_sizer(nlp: Language) -> Optional[ChunkSizer]:
 
 
 def chunk_records(
-    doc: Doc, number: int, key: str, sizer: Optional[ChunkSizer] = None
+    doc: Doc,
+    number: int,
+    key: str,
+    sizer: Optional[ChunkSizer] = None,
+    *,
+    offset: int = 0,
+    first: int = 0,
 ) -> List[Dict[str, Any]]:
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
     "text", "start", "end", "n_tokens", "n_sents", "score"}``; a chunk runs to the next
@@ -115,7 +123,9 @@ def chunk_records(
     a chunk over ``max_tokens`` (a token longer than that, or text the tokenizer reads
     as more wordpieces alone than in the pass) is cut into pieces of at most
     ``max_tokens`` wordpieces (each piece after the first scores 0.0, a cut inside a
-    sentence); without one, ``n_tokens`` is the pass's count."""
+    sentence); without one, ``n_tokens`` is the pass's count. Where ``doc`` is a part of
+    a longer document (``text_parts``), ``offset`` is where it starts in that document
+    (added to ``"start"`` and ``"end"``) and ``first`` the number of its first chunk."""
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
@@ -133,10 +143,10 @@ def chunk_records(
             records.append(
                 {
                     "doc": number,
-                    "chunk": len(records),
+                    "chunk": first + len(records),
                     "text": doc.text[a:b],
-                    "start": a,
-                    "end": b,
+                    "start": offset + a,
+                    "end": offset + b,
                     "n_tokens": n,
                     "n_sents": sum(a <= s < b for s in starts) or 1,
                     "score": score if k == 0 else 0.0,
@@ -157,12 +167,48 @@ def with_meta(record: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
 BATCH_CHARACTERS = 200_000
 
 
+#: Characters of a document's part at most, where ``chunk`` reads a longer document in
+#: parts (``text_parts``), each a Doc of its own: what a pass holds in memory grows
+#: with its Doc, so a book is chunked in the memory of its parts, whatever its length
+#: (and past spaCy's ``nlp.max_length``, 1,000,000 characters by default).
+PART_CHARACTERS = 200_000
+#: Where a part may end, best first: after a blank line, a line break, a sentence's end
+#: (its final punctuation, closing quotes or brackets, white space), any white space.
+PART_ENDS = (
+    re.compile(r"\n[^\S\n]*\n\s*"),
+    re.compile(r"\n\s*"),
+    re.compile(r"[.!?][\"')\]’”]*\s+"),
+    re.compile(r"\s+"),
+)
+
+
+def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
+    """``(start, end)`` of consecutive parts of ``text`` of at most ``limit`` characters
+    that cover it: each ends at the last place in its second half where ``PART_ENDS``
+    says a part may end, by the first of them found there (exactly at ``limit`` where
+    none is). One part where ``text`` is no longer than ``limit``. Linear in the text."""
+    starts = [0]
+    while len(text) - starts[-1] > limit:
+        a = starts[-1]
+        cut = a + limit
+        for pattern in PART_ENDS:
+            last = deque(pattern.finditer(text, a + limit // 2, a + limit), maxlen=1)
+            if last:
+                cut = last[0].end()
+                break
+        starts.append(cut)
+    return list(zip(starts, starts[1:] + [len(text)], strict=True))
+
+
+Context = TypeVar("Context")
+
+
 def text_batches(
-    items: Iterable[Tuple[str, Dict[str, Any]]], batch_size: int, max_chars: int
-) -> Iterator[List[Tuple[str, Dict[str, Any]]]]:
-    """Consecutive batches of ``(text, meta)`` items, in order: at most ``batch_size``
+    items: Iterable[Tuple[str, Context]], batch_size: int, max_chars: int
+) -> Iterator[List[Tuple[str, Context]]]:
+    """Consecutive batches of ``(text, context)`` items, in order: at most ``batch_size``
     items and, unless one item is longer by itself, ``max_chars`` characters each."""
-    batch: List[Tuple[str, Dict[str, Any]]] = []
+    batch: List[Tuple[str, Context]] = []
     chars = 0
     for item in items:
         size = len(item[0])
@@ -175,15 +221,26 @@ def text_batches(
         yield batch
 
 
+def as_pairs(texts: Iterable[Item]) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """``(text, meta)`` of every item (``{}`` for a plain text)."""
+    return (item if isinstance(item, tuple) else (item, {}) for item in texts)
+
+
+def pipe_pairs(
+    nlp: Language, pairs: Iterable[Tuple[str, Context]], batch_size: int
+) -> Iterator[Tuple[Doc, Context]]:
+    """``(doc, context)`` for every ``(text, context)`` pair, through ``nlp.pipe``, in
+    batches of ``text_batches`` (at most ``batch_size`` documents and
+    ``BATCH_CHARACTERS`` characters)."""
+    for batch in text_batches(pairs, batch_size, BATCH_CHARACTERS):
+        yield from nlp.pipe(batch, batch_size=len(batch), as_tuples=True)
+
+
 def pipe_docs(
     nlp: Language, texts: Iterable[Item], batch_size: int
 ) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
-    """``(doc, meta)`` for every item of ``texts``, through ``nlp.pipe``, in batches of
-    ``text_batches`` (at most ``batch_size`` documents and ``BATCH_CHARACTERS``
-    characters)."""
-    pairs = (item if isinstance(item, tuple) else (item, {}) for item in texts)
-    for batch in text_batches(pairs, batch_size, BATCH_CHARACTERS):
-        yield from nlp.pipe(batch, batch_size=len(batch), as_tuples=True)
+    """``(doc, meta)`` for every item of ``texts`` (``pipe_pairs``)."""
+    return pipe_pairs(nlp, as_pairs(texts), batch_size)
 
 
 def pipe_records(
@@ -195,12 +252,23 @@ def pipe_records(
     if kind not in RECORDS:
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
-    sizer = chunk_sizer(nlp) if kind == "chunks" else None
-    for number, (doc, meta) in enumerate(pipe_docs(nlp, texts, batch_size), start=first):
-        if kind == "sentences":
-            records = [sentence_record(doc, key)]
-        else:
-            records = chunk_records(doc, number, key, sizer)
+    if kind == "sentences":
+        for doc, meta in pipe_docs(nlp, texts, batch_size):
+            yield with_meta(sentence_record(doc, key), meta)
+        return
+    sizer = chunk_sizer(nlp)
+    # a long document in parts (text_parts), each a Doc: (part, (number, offset, meta))
+    parts = (
+        (text[a:b], (number, a, meta))
+        for number, (text, meta) in enumerate(as_pairs(texts), start=first)
+        for a, b in text_parts(text, PART_CHARACTERS)
+    )
+    seen, n_chunks = -1, 0
+    for doc, (number, offset, meta) in pipe_pairs(nlp, parts, batch_size):
+        if number != seen:
+            seen, n_chunks = number, 0
+        records = chunk_records(doc, number, key, sizer, offset=offset, first=n_chunks)
+        n_chunks += len(records)
         for record in records:
             yield with_meta(record, meta)
 
@@ -213,7 +281,9 @@ def chunks(
     (and ``"meta"``), for ``texts`` (strings, or ``(text, meta)`` pairs with a dict of
     what to carry along). The chunks of a document join to its text, and each holds at
     most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
-    than that. ``nlp`` needs an ``attn_segmenter`` with topic segments (E016)."""
+    than that. A document of more than ``PART_CHARACTERS`` characters is read in parts
+    (``text_parts``), each a Doc of its own. ``nlp`` needs an ``attn_segmenter`` with
+    topic segments (E016)."""
     if isinstance(texts, str):
         raise TypeError(Errors.E118)
     if not segments_key(nlp):

@@ -821,6 +821,62 @@ def test_chunks_in_python() -> None:
         spacy_attnseg.chunks(nlp, texts[1])
 
 
+def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document longer than ``PART_CHARACTERS`` is read in parts that end at its
+    paragraph breaks (``text_parts``), each a Doc of its own: its chunks are those that
+    each part gives alone, with offsets into the whole text and numbers running on, and
+    they join to the text; so a document longer than ``nlp.max_length`` is chunked too
+    (spaCy's E088 before)."""
+    import spacy_attnseg
+    from spacy_attnseg import records
+
+    nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    text = "\n\n".join(PIECES * 4)
+    monkeypatch.setattr(records, "PART_CHARACTERS", 700)
+    nlp.max_length = 900
+    assert len(text) > 2 * nlp.max_length
+    got = [r for r in spacy_attnseg.chunks(nlp, ["Short.", (text, {"id": 7})]) if r["doc"] == 1]
+    parts = records.text_parts(text, 700)
+    assert len(parts) == 3 and all(b - a <= 700 for a, b in parts)
+    assert all(text[a:b].endswith("\n\n") for a, b in parts[:-1])
+    want = []
+    for a, b in parts:
+        for r in spacy_attnseg.chunks(nlp, [text[a:b]]):
+            want.append({**r, "doc": 1, "start": r["start"] + a, "end": r["end"] + a})
+    assert [r["chunk"] for r in got] == list(range(len(got)))
+    assert [{k: v for k, v in r.items() if k not in ("chunk", "meta")} for r in got] == [
+        {k: v for k, v in r.items() if k != "chunk"} for r in want
+    ]
+    assert all(text[r["start"] : r["end"]] == r["text"] and r["meta"] == {"id": 7} for r in got)
+    assert "".join(r["text"] for r in got) == text
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(["word", "Word.", " ", "\n", "\n\n", "\n \n", '!" ', "x" * 30]),
+        max_size=80,
+    ).map("".join),
+    limit=st.integers(4, 60),
+)
+def test_text_parts_cover_the_text_and_end_where_they_may(text: str, limit: int) -> None:
+    """Parts cover the text in order, each of at most ``limit`` characters; each but the
+    last ends where the best kind of end (``PART_ENDS``) found in its second half ends."""
+    from spacy_attnseg.records import PART_ENDS, text_parts
+
+    parts = text_parts(text, limit)
+    assert parts[0][0] == 0 and parts[-1][1] == len(text)
+    assert all(b == c for (_, b), (c, _) in zip(parts[:-1], parts[1:], strict=True))
+    assert all(0 < b - a <= limit for a, b in parts) or text == ""
+    for a, b in parts[:-1]:
+        ends = [
+            [m.end() for m in pattern.finditer(text, a + limit // 2, a + limit)]
+            for pattern in PART_ENDS
+        ]
+        best = next((found for found in ends if found), [a + limit])
+        assert b == best[-1]
+
+
 # texts the tokenizer reads as more wordpieces in pieces than in the pass (control
 # characters it drops join the letters around them; found by a property search)
 TOKENIZER_HOSTILE = [
