@@ -20,7 +20,7 @@ from typing import (
 import typer
 
 from .errors import Errors, Warnings
-from .records import Item, segments_key, with_meta
+from .records import Item, pipe_docs, segments_key, with_meta
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -280,7 +280,8 @@ def segment_cli(
             from .loading import load_pipeline, use_gpu
 
             use_gpu(gpu_id)
-            doc = load_pipeline(model)(handle.read())
+            # (pipe_docs: a text past nlp.max_length stops with E127)
+            doc, _ = next(pipe_docs(load_pipeline(model), [handle.read()], 1))
             for sent in doc.sents:
                 text = " ".join(sent.text.split())
                 if text:

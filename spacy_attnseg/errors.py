@@ -254,6 +254,14 @@ class Errors:
         "lines)."
     )
 
+    E127 = (
+        "[E127] Document {number} has {length:,} characters, more than the pipeline's "
+        "`nlp.max_length` ({limit:,}), and is read whole: `segment` and a DocBin hold one "
+        "Doc per document. `chunk` reads a long document in parts; or split it yourself, "
+        "or raise `nlp.max_length` in Python (memory grows with the document: the "
+        "default pipeline peaks at about 5.8 GB for 100,000 tokens)."
+    )
+
 
 class Warnings:
     W001 = (

@@ -237,10 +237,20 @@ def pipe_pairs(
 
 
 def pipe_docs(
-    nlp: Language, texts: Iterable[Item], batch_size: int
+    nlp: Language, texts: Iterable[Item], batch_size: int, first: int = 0
 ) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
-    """``(doc, meta)`` for every item of ``texts`` (``pipe_pairs``)."""
-    return pipe_pairs(nlp, as_pairs(texts), batch_size)
+    """``(doc, meta)`` for every item of ``texts`` (``pipe_pairs``; documents ``first``,
+    ``first + 1``, ...): a text longer than ``nlp.max_length`` stops it with E127."""
+
+    def checked() -> Iterator[Tuple[str, Dict[str, Any]]]:
+        for number, (text, meta) in enumerate(as_pairs(texts), start=first):
+            if len(text) > nlp.max_length:
+                raise ValueError(
+                    Errors.E127.format(number=number, length=len(text), limit=nlp.max_length)
+                )
+            yield text, meta
+
+    return pipe_pairs(nlp, checked(), batch_size)
 
 
 def pipe_records(
@@ -253,7 +263,7 @@ def pipe_records(
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
     if kind == "sentences":
-        for doc, meta in pipe_docs(nlp, texts, batch_size):
+        for doc, meta in pipe_docs(nlp, texts, batch_size, first):
             yield with_meta(sentence_record(doc, key), meta)
         return
     sizer = chunk_sizer(nlp)

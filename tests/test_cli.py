@@ -110,6 +110,26 @@ def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("format", ["text", "jsonl"])
+def test_a_document_past_max_length_is_a_coded_error(tmp_path: Any, format: str) -> None:
+    """``segment`` reads each document whole: one longer than ``nlp.max_length``
+    (1,000,000 characters) stops with E127, which names it and says what to do, before
+    the model runs (spaCy's E088 spoke of the parser and NER)."""
+    long = "word " * 210_000
+    if format == "text":
+        path = tmp_path / "long.txt"
+        path.write_text(long)
+    else:
+        path = tmp_path / "docs.jsonl"
+        path.write_text(json.dumps({"text": "Short."}) + "\n" + json.dumps({"text": long}) + "\n")
+    result = run_cli(["segment", str(path), "--format", format, "-q"])
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    number = 0 if format == "text" else 1
+    message = squash(result.stderr)
+    assert f"[E127] Document {number} has 1,050,000 characters, more than" in message
+    assert "`chunk` reads a long document in parts" in message
+
+
 @pytest.mark.parametrize(
     "command,name,content,where",
     [
