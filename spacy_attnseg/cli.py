@@ -248,14 +248,14 @@ def segment_cli(
     With --format text the whole input is one document and each sentence is printed on
     its own line. With --format jsonl each input line is a JSON object with a "text"
     field (or the input is one JSON array of such objects or of strings); each output
-    line is
-    {"text", "sents", "segments"}, lists of {"start", "end", "score"} with character
-    offsets into that text: how sure the sentence ends there (P(S) of the start that
-    follows it) and the score of the segment's boundary, and "meta", the line's other
-    fields, where it has any. With --output the Docs are saved as DocBin (sentences,
-    doc.spans with their scores, doc._.head_pairs), readable by spaCy's
-    DocBin().from_disk. --engine dask runs the partitions on a Dask cluster, with the
-    same results.
+    line is {"text", "sents", "segments"}, lists of {"start", "end", "score"} with
+    character offsets into that text: how sure the sentence ends there (P(S) of the
+    start that follows it) and the score of the segment's boundary, and "meta", the
+    line's other fields, where it has any. With --output the Docs are saved as DocBin
+    (sentences, doc.spans with their scores, doc._.head_pairs), readable by spaCy's
+    DocBin().from_disk. A document longer than the pipeline's nlp.max_length
+    (1,000,000 characters) stops with E127: chunk reads one in parts. --engine dask
+    runs the partitions on a Dask cluster, with the same results.
     """
     from .scale import Job, job_pipeline
 

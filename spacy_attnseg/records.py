@@ -271,7 +271,7 @@ def pipe_records(
     parts = (
         (text[a:b], (number, a, meta))
         for number, (text, meta) in enumerate(as_pairs(texts), start=first)
-        for a, b in text_parts(text, PART_CHARACTERS)
+        for a, b in text_parts(text, min(PART_CHARACTERS, nlp.max_length))
     )
     seen, n_chunks = -1, 0
     for doc, (number, offset, meta) in pipe_pairs(nlp, parts, batch_size):
@@ -291,8 +291,9 @@ def chunks(
     (and ``"meta"``), for ``texts`` (strings, or ``(text, meta)`` pairs with a dict of
     what to carry along). The chunks of a document join to its text, and each holds at
     most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
-    than that. A document of more than ``PART_CHARACTERS`` characters is read in parts
-    (``text_parts``), each a Doc of its own. ``nlp`` needs an ``attn_segmenter`` with
+    than that. A document of more than ``PART_CHARACTERS`` characters (or
+    ``nlp.max_length``, where that is less) is read in parts (``text_parts``), each a
+    Doc of its own. ``nlp`` needs an ``attn_segmenter`` with
     topic segments (E016)."""
     if isinstance(texts, str):
         raise TypeError(Errors.E118)

@@ -849,6 +849,12 @@ def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) ->
     ]
     assert all(text[r["start"] : r["end"]] == r["text"] and r["meta"] == {"id": 7} for r in got)
     assert "".join(r["text"] for r in got) == text
+    # parts no longer than nlp.max_length where that is the lower bound
+    nlp.max_length = 500
+    parts = records.text_parts(text, 500)
+    got = list(spacy_attnseg.chunks(nlp, [text]))
+    assert "".join(r["text"] for r in got) == text
+    assert {r["start"] for r in got} >= {a for a, _ in parts}
 
 
 @settings(max_examples=200, derandomize=True, deadline=None)
