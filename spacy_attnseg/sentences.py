@@ -354,7 +354,7 @@ def hard_wrapped(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> bool
     (``QUOTE_PREFIX``: ``"> "``, ``">> "``): quoted text is wrapped or not as its own
     lines are. ``pages``: those footers and headers, where the caller has them."""
     if pages is None:
-        pages = _page_candidates(text)
+        pages = _together(page_lines(text), running_lines(text))
     furniture = set(pages[0] + pages[1])
     lined = [
         (a, b)
@@ -783,12 +783,10 @@ def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-def _page_candidates(text: str) -> Tuple[Lines, Lines]:
-    """The lines of ``text`` that may be a page's footers and headers: ``page_lines``
-    and ``running_lines`` together."""
-    footers, headers = page_lines(text)
-    more = running_lines(text)
-    return footers + more[0], headers + more[1]
+def _together(pages: Tuple[Lines, Lines], more: Tuple[Lines, Lines]) -> Tuple[Lines, Lines]:
+    """The footers and the headers of ``pages`` and ``more`` (``page_lines`` and
+    ``running_lines``): the lines that may be a page's footers and headers."""
+    return pages[0] + more[0], pages[1] + more[1]
 
 
 def page_furniture(text: str) -> Tuple[Lines, Lines]:
@@ -798,8 +796,7 @@ def page_furniture(text: str) -> Tuple[Lines, Lines]:
     a page's second line of footer, or pages joined without form feeds."""
     footers, headers = page_lines(text)
     more = running_lines(text)
-    candidates = (footers + more[0], headers + more[1])
-    if not (more[0] or more[1]) or not hard_wrapped(text, candidates):
+    if not (more[0] or more[1]) or not hard_wrapped(text, _together((footers, headers), more)):
         return footers, headers
     blocks = text_blocks(text, (footers, headers))
     starts = [a for a, _ in blocks]

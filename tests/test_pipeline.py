@@ -407,7 +407,10 @@ def test_limit_errors_name_the_least_value(config: Dict[str, Any], message: str)
     assert message in str(error.value)
     # max_sents 0 is no limit, so any min_sents goes with it
     overrides = {"components.attn_segmenter.min_sents": 5, "components.attn_segmenter.max_sents": 0}
-    assert spacy_attnseg.load_pipeline("attention", overrides=overrides)
+    segmenter = spacy_attnseg.load_pipeline("attention", overrides=overrides).get_pipe(
+        "attn_segmenter"
+    )
+    assert (segmenter.cfg["min_sents"], segmenter.cfg["max_sents"]) == (5, 0)
 
 
 def test_error_layer_out_of_range() -> None:
