@@ -9,7 +9,7 @@ import bisect
 import collections
 import itertools
 import re
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -176,29 +176,71 @@ def _delimiters(line: str) -> Optional[Tuple[str, int]]:
     return found[0] if len(found) == 1 else None
 
 
+Record = Tuple[List["re.Match[str]"], Optional[Tuple[str, int]]]
+
+
+def _records(text: str, start: int = 0, end: Optional[int] = None) -> Iterator[Record]:
+    """The records of ``text`` (from ``start``, a line's start, to ``end``) as a
+    delimited table's rows: ``(lines, shape)``, its ``LINE_TEXT`` matches and
+    ``_delimiters``' shape. A line with an odd number of double quotes opens a quoted
+    field that runs on over the lines after it (a cell with line breaks, as CSV writes
+    one) up to the line that closes it: the lines are one record where, together, they
+    are a row; else the line is one alone. Linear in the text (a record that is no row
+    reaches no further than the next line with an odd number of quotes)."""
+    lines = list(LINE_TEXT.finditer(text, start, len(text) if end is None else end))
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        last = k
+        if line.group(2).count('"') % 2:
+            last = next(
+                (j for j in range(k + 1, len(lines)) if lines[j].group(2).count('"') % 2), k
+            )
+        shape = None
+        if last > k:
+            shape = _delimiters(text[line.start(2) : lines[last].end(2)])
+        if shape is None:
+            last, shape = k, _delimiters(line.group(2))
+        yield lines[k : last + 1], shape
+        k = last + 1
+
+
 def delimited_tables(text: str) -> Lines:
     """``(start, end)`` character ranges of the delimited tables of ``text``
-    (``DELIMITED_ROWS``, ``MIN_DELIMITERS``): from the first row's first character to
-    the last row's last. Linear in the text."""
+    (``DELIMITED_ROWS``, ``MIN_DELIMITERS``; a row may run over several lines inside a
+    quoted field: ``_records``): from the first row's first character to the last row's
+    last. Linear in the text."""
     out: Lines = []
     start, end, rows = 0, 0, 0  # the current run of rows
     kind: Optional[Tuple[str, int]] = None
-    for line in itertools.chain(LINE_TEXT.finditer(text), [None]):  # (None: the end)
-        shape = None if line is None else _delimiters(line.group(2))
+    for record in itertools.chain(_records(text), [None]):  # (None: the end)
+        shape = None if record is None else record[1]
         if (
-            line is not None
+            record is not None
             and shape is not None
             and shape == kind
-            and LINE_BREAK.fullmatch(text, end, line.start())
+            and LINE_BREAK.fullmatch(text, end, record[0][0].start())
         ):
-            end, rows = line.end(2), rows + 1  # the next row of the run
+            end, rows = record[0][-1].end(2), rows + 1  # the next row of the run
             continue
         if rows >= DELIMITED_ROWS:
             out.append((start, end))
         kind = shape
-        if line is not None:
-            start, end, rows = line.start(2), line.end(2), 1
+        if record is not None:
+            start, end, rows = record[0][0].start(2), record[0][-1].end(2), 1
     return out
+
+
+def quoted_lines(text: str, start: int = 0, end: Optional[int] = None) -> Set[int]:
+    """The first characters of the lines of ``text`` (from ``start``, a line's start, to
+    ``end``) that go on with a delimited row inside a quoted cell (``_records``): no row
+    starts there, so no piece of a long table should."""
+    return {
+        line.start(2)
+        for lines, shape in _records(text, start, end)
+        if shape is not None
+        for line in lines[1:]
+    }
 
 
 def outside(spans: Lines, starts: Sequence[int], offset: int) -> bool:

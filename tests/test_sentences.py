@@ -18,6 +18,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg.markup import (
+    delimited_tables,
     fenced_code,
     html_blocks,
     in_code,
@@ -579,6 +580,65 @@ def test_delimited_tables_are_sentences_and_long_ones_chunk_at_rows(default_nlp:
     span = (text.index(table), text.index(table) + len(table))
     starts = [r["start"] for r in records if span[0] < r["start"] < span[1]]
     assert len(starts) >= 2 and all(text[s - 1] == "\n" for s in starts)
+
+
+def test_csv_cells_with_line_breaks_stay_in_their_row(default_nlp: Any) -> None:
+    """A CSV table whose quoted cells hold line breaks (a blank line too, as Python's
+    ``csv`` writes a note of two paragraphs) is one sentence, from its header to its last
+    row, and Python's ``csv`` reads the same rows back from it (before, the table was
+    found nowhere and its notes' lines were sentences running into the next row); a
+    stray quote in the prose above it does not take the table in. One longer than
+    ``max_tokens`` is chunked at its rows' starts, not at a line inside a cell."""
+    from spacy_attnseg import load_pipeline
+    from spacy_attnseg.records import chunks
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    rows = [["id", "site", "note"]]
+    rows += [[str(i), "north", "Seal replaced.\nValve closed."] for i in range(1, 4)]
+    rows += [["4", "south", "Leak found.\n\nSent back, twice."], ["5", "west", "Fine"]]
+    writer.writerows(rows)
+    table = buffer.getvalue().rstrip()
+    text = f'The log reads "as written\nbelow.\n\n{table}\n\nThat is all.'
+    assert [text[a:b] for a, b in text_blocks(text)] == [table]
+    assert list(csv.reader(io.StringIO(table))) == rows
+    sents = [s.text.strip() for s in default_nlp(text).sents]
+    assert table in sents and sents[-1] == "That is all."
+    # a table longer than a chunk is cut at its rows' starts, never inside a cell
+    buffer = io.StringIO()
+    writer, starts = csv.writer(buffer, lineterminator="\n"), []
+    for i in range(40):
+        starts.append(buffer.tell())
+        writer.writerow([i, "north", "Seal replaced.\nValve closed.\nChecked, twice."])
+    table = buffer.getvalue()
+    text = f"The log follows.\n\n{table}\nThat is all."
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    records = list(chunks(nlp, [text]))
+    assert "".join(r["text"] for r in records) == text
+    assert all(r["n_tokens"] <= 64 for r in records)
+    inside = [r["start"] - len("The log follows.\n\n") for r in records[1:]]
+    inside = [s for s in inside if 0 < s < len(table)]
+    assert len(inside) >= 2 and set(inside) <= set(starts)
+
+
+CELL = st.text(alphabet='ab .,"\n', max_size=8).map(lambda cell: f"x{cell}y")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    columns=st.integers(3, 5),
+    cells=st.lists(st.lists(CELL, min_size=5, max_size=5), min_size=3, max_size=6),
+)
+def test_delimited_tables_find_what_csv_writes(columns: int, cells: list[list[str]]) -> None:
+    """Any table of three rows or more that Python's ``csv`` writes (cells with commas,
+    quotes, full stops and line breaks, quoted where they need it) between paragraphs
+    of prose is one delimited table, from its first character to its last."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(row[:columns] for row in cells)
+    table = buffer.getvalue().rstrip("\n")
+    text = f"Some prose, then the table.\n\n{table}\n\nMore prose."
+    start = text.index(table)
+    assert delimited_tables(text) == [(start, start + len(table))]
 
 
 def test_rest_directives_are_sentences(default_nlp: Any) -> None:

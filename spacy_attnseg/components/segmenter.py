@@ -32,7 +32,7 @@ from ..errors import Errors, Warnings
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
-from ..markup import LINE_BREAK
+from ..markup import LINE_BREAK, quoted_lines
 from ..sentences import (
     ANY,
     MARKED_HEADING,
@@ -597,6 +597,10 @@ class AttnSegmenter(AttentionPipe):
             cuts = [start]
             if cfg["max_tokens"] and token_sizes[start:end].sum() > cfg["max_tokens"]:
                 lines = numpy.array([starts_line(doc, i) for i in range(start, end)])
+                # a piece starts at a line, not inside a quoted cell of a table's row
+                first = doc[start - 1].idx if start else 0  # (the line break before it)
+                quoted = quoted_lines(doc.text, first, doc[start:end].end_char)
+                lines &= [doc[i].idx not in quoted for i in range(start, end)]
                 # no cut between the headings that open the segment and their text
                 k = int(numpy.searchsorted(sent_starts, start))
                 while k + 1 < n_sents and heads[k] and sent_starts[k + 1] < end:
