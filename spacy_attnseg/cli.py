@@ -141,6 +141,37 @@ def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
         yield _record(_json(line, where), where)
 
 
+def _is_document(item: Any) -> bool:
+    return isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("text"), str))
+
+
+def _holds_json_documents(text: str) -> bool:
+    """Whether ``text``, read as one document, holds JSON documents instead: its first
+    line (or all of it) an object with a string "text", or all of it an array whose
+    first item is one or a string."""
+    text = text.strip()
+    if not text.startswith(("{", "[")):
+        return False
+    for part in dict.fromkeys([text.split("\n", 1)[0], text]):  # (the first line, the whole)
+        try:
+            value = json.loads(part)
+        except ValueError:
+            continue
+        if isinstance(value, list):
+            return bool(value) and _is_document(value[0])
+        return isinstance(value, dict) and _is_document(value)
+    return False
+
+
+def _read_document(handle: Input, input: str) -> str:
+    """The whole input as one document of text, with W005 where a file's text holds
+    JSON documents (which a name ending in ``JSON_LINES`` would have read one by one)."""
+    text = handle.read()
+    if input != "-" and _holds_json_documents(text):
+        typer.echo(Warnings.W005.format(path=input, endings=", ".join(JSON_LINES)), err=True)
+    return text
+
+
 # The options of every command that can run on an engine (segment, chunk)
 Engine = Annotated[
     str,
@@ -217,7 +248,7 @@ def _texts(handle: Input, input: str) -> Iterable[Item]:
     JSON-lines file; else the whole file as one document (.txt, .md, ...)."""
     if input == "-" or _json_lines(input):
         return _read_records(handle)
-    return [handle.read()]
+    return [_read_document(handle, input)]
 
 
 @app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
@@ -273,15 +304,16 @@ def segment_cli(
     if output is not None:
         _check_docbin_output(output)
     handle = _open_input(input)
-    if format == "text" and _json_lines(input):
-        typer.echo(Warnings.W004.format(path=input), err=True)
     with handle:
         if format == "text":
             from .loading import load_pipeline, use_gpu
 
+            text = handle.read()
+            if _json_lines(input) or _holds_json_documents(text):
+                typer.echo(Warnings.W004.format(path=handle.name), err=True)
             use_gpu(gpu_id)
             # (pipe_docs: a text past nlp.max_length stops with E127)
-            doc, _ = next(pipe_docs(load_pipeline(model), [handle.read()], 1))
+            doc, _ = next(pipe_docs(load_pipeline(model), [text], 1))
             for sent in doc.sents:
                 text = " ".join(sent.text.split())
                 if text:
@@ -471,7 +503,7 @@ def pairs_cli(
         )
     with handle:
         several = _json_lines(input)
-        items = _read_records(handle) if several else iter([(handle.read(), {})])
+        items = _read_records(handle) if several else iter([(_read_document(handle, input), {})])
         docs = nlp.pipe(items, batch_size=batch_size, as_tuples=True)
         for number, (doc, meta) in enumerate(_progress(docs, quiet=quiet)):
             _print_pairs(doc, number, format, several=several, meta=meta)

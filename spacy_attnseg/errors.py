@@ -289,6 +289,11 @@ class Warnings:
         "[W004] {path} looks like JSON lines, but --format text reads a whole file as one "
         "document. For one document per JSON object, pass --format jsonl."
     )
+    W005 = (
+        "[W005] {path} holds JSON documents (JSON lines or an array), but a file whose name "
+        "ends in none of {endings} is read as one document of text, its JSON syntax and "
+        "all. For one document per JSON object, give the file one of those endings."
+    )
 
 
 def invalid_array(function: str, problem: str) -> ValueError:

@@ -386,6 +386,36 @@ def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -
             assert "".join(r["text"] for r in records if r["doc"] == number) == want
 
 
+@pytest.mark.parametrize(
+    "content, warned",
+    [
+        (json.dumps({"text": "One. Two."}) + "\n" + json.dumps({"text": "Three."}), True),
+        (json.dumps(["One. Two.", "Three."]), True),
+        (json.dumps({"id": 7, "text": "One. Two. Three."}, indent=2), True),
+        ('{"id": 7}\n[1, 2]', False),  # JSON, but no documents
+        ("[Draft] One. Two.\n{Three} four.", False),
+    ],
+)
+def test_json_documents_in_a_text_file_warn(tmp_path: Any, content: str, warned: bool) -> None:
+    """A file that holds JSON documents (JSON lines, an array, one pretty-printed object)
+    under a name read as text is still read whole, as its name says, with W005 (chunk,
+    pairs) or W004 (segment) saying how to read it one document at a time (before, its
+    JSON syntax was chunked without a word); other text and JSON without a "text" do
+    not warn."""
+    path = tmp_path / "docs.txt"
+    path.write_text(content, encoding="utf8")
+    result = run_cli(["chunk", str(path), "-q"])
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert ("[W005]" in result.stderr) is warned
+    assert "".join(json.loads(line)["text"] for line in result.stdout.splitlines()) == content
+    if warned:
+        assert ".jsonl, .ndjson, .json" in squash(result.stderr)
+        result = run_cli(["pairs", str(path), "-q"])
+        assert result.returncode == 0 and "[W005]" in result.stderr
+        result = run_cli(["segment", str(path)])
+        assert result.returncode == 0 and "[W004]" in result.stderr
+
+
 def test_chunk_penalty_prices_boundaries_between_paragraphs_too(tmp_path: Any) -> None:
     """--penalty sets the cost of every boundary, between paragraphs as between
     sentences: a low one cuts a text with paragraph breaks at every paragraph, a high one
