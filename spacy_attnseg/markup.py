@@ -531,11 +531,12 @@ def running_lines(text: str) -> Tuple[Lines, Lines]:
     footers: List[Tuple[int, int]] = []
     headers: List[Tuple[int, int]] = []
     for lines in found.values():
+        numbers = {tuple(DIGITS.findall(text[a:b])) for _, a, b in lines}
         if not _evenly_spaced(lines):
-            lines = _counting(text, lines)  # (the page numbers among other copies)
+            # the page numbers among other copies, or a title's copies but its strays
+            lines = _counting(text, lines) if len(numbers) > 1 else _spaced(lines)
             if not _evenly_spaced(lines):
                 continue
-        numbers = {tuple(DIGITS.findall(text[a:b])) for _, a, b in lines}
         (footers if len(numbers) > 1 else headers).extend((a, b) for _, a, b in lines)
     return sorted(footers), sorted(headers)
 
@@ -550,6 +551,51 @@ def _evenly_spaced(lines: Sequence[Tuple[int, int, int]]) -> bool:
     middle = float(numpy.median(gaps))
     shortest = max(MIN_RUNNING_GAP, middle / RUNNING_GAP_SPREAD)
     return bool(gaps.min() >= shortest and gaps.max() <= RUNNING_GAP_SPREAD * middle)
+
+
+# A running title's copies may leave out STRAY_SHARE of them (at least one): copies of
+# the same line elsewhere (a line that quotes it, a table of contents' line), looked
+# for among the STRAY_REACH copies before each kept one
+STRAY_SHARE = 0.25
+STRAY_REACH = 4
+
+
+def _spaced(lines: Sequence[Tuple[int, int, int]]) -> List[Tuple[int, int, int]]:
+    """The copies of a running title among ``lines`` (in order) where copies of the same
+    text elsewhere broke its even spacing: the longest chain whose gaps are each within
+    ``RUNNING_GAP_SPREAD`` of a page's length (of two, the one from the first copy, to
+    the last, whose gaps are nearer it: in that order), or none where it would leave
+    out more than ``STRAY_SHARE`` of the copies, or keep fewer than
+    ``MIN_RUNNING_PAGES`` and one more per copy left out (a line that recurs unevenly,
+    a letter's signature, leaves few). A page's length: the median gap but the
+    shortest ones that strays can have cut from the others. Linear in the number of
+    lines."""
+    places = [k for k, _, _ in lines]
+    strays = max(1, int(STRAY_SHARE * len(places)))
+    gaps = sorted(numpy.diff(places).tolist())[strays:]
+    if not gaps:
+        return []
+    page = float(numpy.median(gaps))
+    shortest = max(MIN_RUNNING_GAP, page / RUNNING_GAP_SPREAD)
+    longest = RUNNING_GAP_SPREAD * page
+    # per copy, the best chain that ends there: (its length, whether it starts at the
+    # first copy, minus its gaps' distance from a page's length) and the copy before it
+    best = [(1, i == 0, 0.0) for i in range(len(places))]
+    parent = [-1] * len(places)
+    for i, place in enumerate(places):
+        for j in range(max(0, i - STRAY_REACH), i):
+            gap = place - places[j]
+            score = (best[j][0] + 1, best[j][1], best[j][2] - abs(gap - page))
+            if shortest <= gap <= longest and score > best[i]:
+                best[i], parent[i] = score, j
+    last = len(places) - 1
+    chain = [max(range(len(places)), key=lambda i: (*best[i][:2], i == last, best[i][2]))]
+    while parent[chain[-1]] >= 0:
+        chain.append(parent[chain[-1]])
+    left_out = len(places) - len(chain)
+    if left_out > strays or len(chain) < MIN_RUNNING_PAGES + left_out:
+        return []
+    return [lines[i] for i in reversed(chain)]
 
 
 # the most digits of a number that may count pages

@@ -9,7 +9,7 @@ import random
 import re
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 import pytest
@@ -1181,27 +1181,50 @@ def test_running_lines_without_page_breaks(default_nlp: Any) -> None:
     title=st.lists(st.sampled_from(["Annual", "Report", "Draft", "ACME", "|", "-"]), max_size=4),
     numbered=st.booleans(),
     blank=st.booleans(),
+    stray=st.one_of(st.none(), st.tuples(st.integers(0, 7), st.integers(0, 13))),
     seed=st.integers(0, 2**16),
 )
 def test_running_lines_are_the_lines_put_at_page_ends(
-    lengths: List[int], title: List[str], numbered: bool, blank: bool, seed: int
+    lengths: List[int],
+    title: List[str],
+    numbered: bool,
+    blank: bool,
+    stray: Optional[Tuple[int, int]],
+    seed: int,
 ) -> None:
     """Pages of 10-14 lines of random words wrapped at 100 characters, joined by line
     breaks or blank lines, each ended by a line of ``title`` and, if ``numbered``, its
     page number: ``running_lines`` finds exactly the lines put there (footers where
     numbered, headers where not), and they do not make the text look unwrapped
-    (``hard_wrapped``)."""
+    (``hard_wrapped``). Of five pages or more of 10-12 lines, a ``stray`` copy of an
+    unnumbered title inside the text of the second, third or fourth (a line that quotes
+    it: page, line), at least three lines from its ends, is text, and the copies at page
+    ends are still found (before, the uneven gaps hid them all). Where spacing alone
+    cannot tell, it is not asked: a copy nearer a page's end may stand for that page's
+    running line in place of the one put there, one near the first page's top is that
+    page's header, and one in the middle of a page a third longer than the others (or
+    of one of four pages) cuts it into two as even as the rest (every copy running)."""
     draw = random.Random(seed)
     words = PAGES_JOINED.lower().replace(".", "").split()
     pages, put = [], []
+    stray = stray if not numbered and len(lengths) > 4 else None
     for k, n_lines in enumerate(lengths):
+        n_lines = n_lines if stray is None else min(n_lines, 12)
         body = " ".join(draw.choice(words) for _ in range(20 * n_lines + 20))
-        pages.append("\n".join(textwrap.wrap(body, 100, break_long_words=False)[:n_lines]))
+        wrapped = textwrap.wrap(body, 100, break_long_words=False)[:n_lines]
         put.append(" ".join([*title, str(k + 1)] if numbered else title))
+        if stray is not None and k == 1 + stray[0] % 3:
+            wrapped.insert(3 + stray[1] % (n_lines - 5), put[-1])
+        pages.append("\n".join(wrapped))
     assume(any(c.isalnum() for c in put[0]))
     join = "\n\n" if blank else "\n"
-    text = "".join(f"{page}{join}{line}{join}" for page, line in zip(pages, put, strict=True))
+    text, where = "", []  # (where: the put lines' starts)
+    for page, line in zip(pages, put, strict=True):
+        text += page + join
+        where.append(len(text))
+        text += line + join
     footers, headers = running_lines(text)
+    assert [a for a, _ in (footers if numbered else headers)] == where
     assert [text[a:b] for a, b in (footers if numbered else headers)] == put
     assert not (headers if numbered else footers)
     assert hard_wrapped("\n\n".join(pages)) and hard_wrapped(text)
