@@ -1,7 +1,6 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import (
@@ -21,6 +20,7 @@ import typer
 
 from .errors import Errors, Warnings
 from .records import Item, pipe_docs, segments_key, with_meta
+from .tokenizer import SURROGATE
 
 app = typer.Typer(
     name="spacy_attnseg",
@@ -88,11 +88,6 @@ def _open_input(path: str) -> Input:
         return Input(file.open("rb"), path)
     except OSError as e:  # a directory, a file without read permission
         raise typer.BadParameter(Errors.E117.format(path=path, reason=e.strerror)) from None
-
-
-# a lone half of a surrogate pair: json.loads gives one for an escape such as "\\udcff",
-# and no encoder (spaCy's string store, the model's tokenizer) accepts it
-SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json(text: str, where: str) -> Any:

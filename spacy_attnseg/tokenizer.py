@@ -7,7 +7,8 @@ grows with the square of its length (about a minute for 20,000 ``"!"``; spaCy is
 #1768). :class:`RunTokenizer` tokenizes such a run ``MAX_RUN`` characters at a time and
 joins the pieces (``Doc.from_docs``), the text unchanged; any other text it tokenizes
 as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds it with
-the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's.
+the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's. A text that holds a
+lone surrogate, which spaCy's tokenizer stops on with a ``UnicodeEncodeError``, is E128.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
 from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix_regex, registry
 
+from .errors import Errors
+
+#: a lone half of a UTF-16 surrogate pair (``json.loads`` gives one for an escape such as
+#: ``"\\udcff"``, ``surrogateescape`` for a byte that is not UTF-8): no encoder (spaCy's
+#: string store, the model's tokenizer) accepts one
+SURROGATE = re.compile("[\ud800-\udfff]")
 #: the most characters without white space that spaCy's tokenizer reads at once
 MAX_RUN = 250
 LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}")
@@ -48,6 +55,9 @@ class RunTokenizer(Tokenizer):
     white space tokenized ``MAX_RUN`` characters at a time (module docstring)."""
 
     def __call__(self, text: str) -> Doc:
+        surrogate = SURROGATE.search(text)
+        if surrogate is not None:  # (spaCy's tokenizer stops with a UnicodeEncodeError)
+            raise ValueError(Errors.E128.format(code=ord(surrogate.group()), pos=surrogate.start()))
         if len(text) <= MAX_RUN or LONG_RUN.search(text) is None:
             return super().__call__(text)
         call = super().__call__

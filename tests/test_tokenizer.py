@@ -84,3 +84,28 @@ def test_the_shipped_pipelines_use_it_and_keep_it(tmp_path: Path) -> None:
     text = "Look: " + "?!" * 400 + " Then a sentence."
     assert tokens(loaded.tokenizer(text)) == tokens(nlp.tokenizer(text))
     assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == "spacy-attnseg.Tokenizer.v1"
+
+
+@pytest.mark.parametrize(
+    "text", ["abc \ud800 def. Next one.", "\udcff", "ok " + "!" * 600 + "\udc80"]
+)
+def test_a_lone_surrogate_is_a_coded_error(
+    both: Tuple[Any, Any], default_nlp: Any, text: str
+) -> None:
+    """A text that holds a lone half of a surrogate pair (``json.loads`` of an escape,
+    bytes decoded with ``surrogateescape``) stops with E128, which names the character
+    and where it is (spaCy's tokenizer stops with a ``UnicodeEncodeError`` deep in its
+    string store), through the pipeline and ``nlp.pipe`` alike; the replacement E128
+    suggests keeps the text's length and runs."""
+    spacy_tokenizer, run_tokenizer = both
+    with pytest.raises(UnicodeEncodeError):
+        spacy_tokenizer(text)
+    position = re.search("[\ud800-\udfff]", text)
+    assert position is not None
+    code = f"\\u{ord(position.group()):04x} at character {position.start()},"
+    for call in (run_tokenizer, default_nlp, lambda t: next(default_nlp.pipe([t]))):
+        with pytest.raises(ValueError, match="E128") as error:
+            call(text)
+        assert code in str(error.value)
+    replaced = text.encode("utf-8", "replace").decode("utf-8")
+    assert len(replaced) == len(text) and default_nlp(replaced).text == replaced
