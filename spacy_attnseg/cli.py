@@ -487,6 +487,12 @@ def pairs_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
+    if batch_size < 1:
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--batch-size", value=batch_size, allowed="a whole number of at least 1"
+            )
+        )
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:

@@ -267,6 +267,11 @@ class Errors:
         "tokenizer). Decode the text from its bytes again, or replace such characters, "
         "e.g. text.encode('utf-8', 'replace').decode('utf-8') (one '?' each: offsets stay)."
     )
+    E129 = (
+        "[E129] '{component}' was given batch_size {value}: nlp.pipe(texts, batch_size=...) "
+        "takes a whole number of at least 1 (with less, spacy-transformers' transformer "
+        "passes no Doc on, and every text would be lost)."
+    )
 
 
 class Warnings:

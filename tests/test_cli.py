@@ -295,9 +295,14 @@ def test_every_command_and_format_on_a_saved_pipeline(
 
 
 def test_a_batch_size_of_zero_is_a_coded_error() -> None:
+    """--batch-size 0 stops every command that takes it with E113 (pairs printed
+    nothing before: the transformer passed no Doc on)."""
     result = run_cli(["chunk", "data/sample.txt", "--batch-size", "0"])
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "[E113] batch_size / threads cannot be (0, " in squash(result.stderr)
+    result = run_cli(["pairs", "data/sample.txt", "--batch-size", "0"])
+    assert result.returncode == 2 and "Traceback" not in result.stderr  # (a usage error)
+    assert "[E113] --batch-size cannot be 0" in squash(result.stderr)
 
 
 def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(

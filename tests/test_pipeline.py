@@ -309,6 +309,20 @@ def test_empty_and_whitespace_docs(minilm_nlp: Any) -> None:
         assert [d._.separator_scores for d in minilm_nlp.pipe(["", " "])] == [[], [0.0]]
 
 
+@pytest.mark.parametrize("batch_size", [0, -2])
+def test_a_batch_size_below_one_is_a_coded_error(default_nlp: Any, batch_size: int) -> None:
+    """``nlp.pipe(texts, batch_size=0)`` stops with E129, named by the last of the
+    components that read the pass, in the shipped pipeline and without its segmenter or
+    senter (before, spacy-transformers' transformer passed no Doc on, and ``nlp.pipe``
+    gave nothing back for three texts)."""
+    for disabled, last in (([], "attn_segmenter"), (["attn_segmenter"], "attn_senter")):
+        error = rf"E129\] '{last}' was given batch_size {batch_size}:"
+        with default_nlp.select_pipes(disable=disabled), pytest.raises(ValueError, match=error):
+            list(default_nlp.pipe(["A.", "B.", "C."], batch_size=batch_size))
+    with default_nlp.select_pipes(enable=["transformer"]):  # (the loss, without them)
+        assert list(default_nlp.pipe(["A.", "B.", "C."], batch_size=0)) == []
+
+
 def test_blank_lines_end_sentences(fresh_nlp: Any) -> None:
     segmenter = fresh_nlp.get_pipe("attn_segmenter")
     # headings without punctuation and a blank line after each

@@ -94,6 +94,14 @@ class CaptureReader:
     _trf: Any
     _nlp_ref: Optional["weakref.ReferenceType[Language]"] = None
 
+    def checked_batch_size(self, batch_size: int) -> int:
+        """``batch_size`` for ``pipe``, where it is at least 1; else E129 (spaCy's
+        ``minibatch`` makes no batch of fewer, and the transformer before would pass on
+        no Doc: the texts would be lost without a word)."""
+        if batch_size < 1:
+            raise ValueError(Errors.E129.format(component=self.name, value=batch_size))
+        return batch_size
+
     def attach(self, nlp: Language) -> None:
         """Find the transformer this component reads and remember the pipeline (weakly),
         whose running components decide what is captured and when it is released."""
@@ -171,7 +179,7 @@ class AttentionPipe(CaptureReader, Pipe):
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         error_handler = self.get_error_handler()
-        for batch in minibatch(stream, size=batch_size):
+        for batch in minibatch(stream, size=self.checked_batch_size(batch_size)):
             docs = list(batch)
             try:
                 self.set_annotations(docs, self.predict(docs))

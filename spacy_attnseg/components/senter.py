@@ -24,6 +24,7 @@ from typing import (
     Callable,
     Dict,
     Iterable,
+    Iterator,
     List,
     NamedTuple,
     Optional,
@@ -300,6 +301,9 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         return unmarked_starts(
             doc, probs, threshold, unmarked, paragraph_breaks=self.paragraph_breaks
         )
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        return super().pipe(stream, batch_size=self.checked_batch_size(batch_size))
 
     def predict(self, docs: Iterable[Doc]) -> List[StartDecisions]:
         """Per Doc, P(S) of every token and the starts decided from it (``decide``)."""
