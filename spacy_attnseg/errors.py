@@ -272,6 +272,11 @@ class Errors:
         "takes a whole number of at least 1 (with less, spacy-transformers' transformer "
         "passes no Doc on, and every text would be lost)."
     )
+    E130 = (
+        "[E130] Item {index} (from 0) of the texts is {item}: chunks() and the records take "
+        "texts (str) or (text, meta) pairs whose meta is a dict. Decode bytes first "
+        "(data.decode('utf-8')), and leave out or replace a missing text."
+    )
 
 
 class Warnings:

@@ -222,8 +222,13 @@ def text_batches(
 
 
 def as_pairs(texts: Iterable[Item]) -> Iterator[Tuple[str, Dict[str, Any]]]:
-    """``(text, meta)`` of every item (``{}`` for a plain text)."""
-    return (item if isinstance(item, tuple) else (item, {}) for item in texts)
+    """``(text, meta)`` of every item (``{}`` for a plain text); an item that is neither
+    a string nor a ``(string, dict)`` pair is E130, which names it."""
+    for index, item in enumerate(texts):
+        pair = item if isinstance(item, tuple) else (item, {})
+        if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], dict):
+            raise TypeError(Errors.E130.format(index=index, item=repr(item)[:80]))
+        yield pair
 
 
 def pipe_pairs(

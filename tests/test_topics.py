@@ -819,6 +819,12 @@ def test_chunks_in_python() -> None:
         spacy_attnseg.chunks(bare, texts)
     with pytest.raises(TypeError, match=r"\[E118\]"):
         spacy_attnseg.chunks(nlp, texts[1])
+    # an item that is no text stops with E130, which names it (before: a TypeError of
+    # len(), or spaCy reading bytes as a serialized Doc)
+    for bad in (None, 5, b"One. Two.", ("One.", "meta"), ("One.",)):
+        error = re.escape(f"[E130] Item 1 (from 0) of the texts is {bad!r}:")
+        with pytest.raises(TypeError, match=error):
+            list(spacy_attnseg.chunks(nlp, ["Fine.", bad]))
 
 
 def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
