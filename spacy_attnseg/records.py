@@ -75,7 +75,8 @@ class ChunkSizer:
         it, each of at most ``max_tokens`` wordpieces when read on its own (0: one
         piece). Pieces start at wordpieces of the whole text; a piece that starts inside
         a word may read as more wordpieces alone, so it gives back wordpieces until it
-        fits (a piece of one wordpiece stays, whatever it counts alone)."""
+        fits, and one wordpiece that reads as more alone (``"##rz"``: ``"r"``, ``"##z"``)
+        is cut by characters (``_characters``)."""
         total = self.count(text)
         if not 0 < self.max_tokens < total or not getattr(self.tokenizer, "is_fast", False):
             return [(0, len(text), total)]
@@ -91,8 +92,25 @@ class ChunkSizer:
             while n > self.max_tokens and j > i + 1:
                 j -= 1
                 n = self.count(text[starts[i] : starts[j]])
-            out.append((starts[i], starts[j], n))
+            if n > self.max_tokens:
+                out += self._characters(text, starts[i], starts[j])
+            else:
+                out.append((starts[i], starts[j], n))
             i = j
+        return out
+
+    def _characters(self, text: str, start: int, end: int) -> List[Tuple[int, int, int]]:
+        """``pieces`` of ``text[start:end]`` cut between characters, each as long as it
+        can be within ``max_tokens`` (a character is one wordpiece at most for WordPiece;
+        one that reads as more stays a piece of its own)."""
+        out: List[Tuple[int, int, int]] = []
+        while start < end:
+            stop, n = start + 1, self.count(text[start : start + 1])
+            while stop < end and self.count(text[start : stop + 1]) <= self.max_tokens:
+                stop += 1
+                n = self.count(text[start:stop])
+            out.append((start, stop, n))
+            start = stop
         return out
 
 

@@ -765,6 +765,26 @@ def test_chunk_sizer_cuts_at_wordpieces(max_tokens: int) -> None:
         assert len(pieces) == 1
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    text=st.text(st.sampled_from("abcRzqxy+/=0189 .éü"), min_size=1, max_size=60),
+    max_tokens=st.integers(1, 4),
+)
+def test_chunk_sizer_keeps_every_piece_within_max_tokens(text: str, max_tokens: int) -> None:
+    """Whatever the text (random letters, base64's characters, accents), the pieces
+    cover it in order and each reads as at most ``max_tokens`` wordpieces on its own,
+    down to ``max_tokens`` 1, where a wordpiece that reads as two alone (``"Rz"``: before,
+    it stayed a piece of 2) is cut between its characters."""
+    from spacy_attnseg.records import ChunkSizer
+
+    tokenizer = minilm_tokenizer()
+    pieces = ChunkSizer(tokenizer, max_tokens).pieces(text)
+    assert [a for a, _, _ in pieces] == [0] + [b for _, b, _ in pieces[:-1]]
+    assert pieces[-1][1] == len(text)
+    for a, b, n in pieces:
+        assert n == len(tokenizer.tokenize(text[a:b])) <= max_tokens, text[a:b]
+
+
 def test_chunk_cli(tmp_path: Any) -> None:
     """Chunks cover each text, and each holds at most --max-tokens wordpieces, also where
     one token is longer than that (cut at wordpieces) or than the model reads (counted
