@@ -1,5 +1,6 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
+import codecs
 import json
 import sys
 from pathlib import Path
@@ -43,6 +44,22 @@ MODEL_HELP = (
 )
 
 
+# byte-order marks of the encodings that Windows tools save text in besides UTF-8
+# (UTF-32's first: its little-endian mark begins with UTF-16's)
+BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _encoding(data: bytes) -> str:
+    """The encoding that E115 names for bytes that are not UTF-8: the one whose
+    byte-order mark they open with, else latin1 (the most common other)."""
+    return next((name for mark, name in BYTE_ORDER_MARKS if data.startswith(mark)), "latin1")
+
+
 class Input:
     """A command's input, read as UTF-8: a leading byte-order mark is dropped, and bytes
     that are not UTF-8 stop the command with E115 (the line and byte that fail). A
@@ -59,7 +76,9 @@ class Input:
             line = number + data.count(b"\n", 0, e.start)
             pos = e.start - (data.rfind(b"\n", 0, e.start) + 1)
             raise typer.BadParameter(
-                Errors.E115.format(name=self.name, line=line, byte=data[e.start], pos=pos)
+                Errors.E115.format(
+                    name=self.name, line=line, byte=data[e.start], pos=pos, encoding=_encoding(data)
+                )
             ) from None
 
     def __iter__(self) -> Iterator[str]:

@@ -191,7 +191,7 @@ class Errors:
     )
     E115 = (
         "[E115] {name} is not UTF-8 text: byte 0x{byte:02x} at byte {pos} of line {line}. "
-        "Convert it first, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8."
+        "Convert it first, e.g. iconv -f {encoding} -t utf-8 FILE > FILE.utf8."
     )
     E116 = (
         '[E116] {where}: its "text" holds \\u{code:04x} at character '

@@ -151,6 +151,25 @@ def test_input_that_is_not_utf8_is_a_coded_error(
     assert result.returncode == 2, result.stderr[-2000:]
     assert f"is not UTF-8 text: byte 0xe9 at {where}" in squash(result.stderr)
     assert "[E115]" in result.stderr and "Traceback" not in result.stderr
+    assert "iconv -f latin1 -t utf-8" in squash(result.stderr)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+@pytest.mark.parametrize("command, name", [("chunk", "doc.txt"), ("segment", "docs.jsonl")])
+def test_utf16_input_names_its_encoding(
+    tmp_path: Any, command: str, name: str, encoding: str
+) -> None:
+    """A file that Windows saved as UTF-16 or UTF-32 (with its byte-order mark) stops
+    with E115, whose iconv command names that encoding (before: latin1, which would
+    have turned every second byte into a NUL character)."""
+    path = tmp_path / name
+    text = '{"text": "Hello there. Bye."}\n' if name.endswith(".jsonl") else "Hello there. Bye.\n"
+    mark = {"utf-16-be": b"\xfe\xff"}.get(encoding, b"")
+    path.write_bytes(mark + text.encode(encoding))
+    result = run_cli([command, str(path), *(["--format", "jsonl"] if command == "segment" else [])])
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    family = encoding.split("-be")[0]
+    assert "[E115]" in result.stderr and f"iconv -f {family} -t utf-8" in squash(result.stderr)
 
 
 def test_chunk_skips_an_empty_text_and_keeps_whitespace() -> None:
