@@ -163,10 +163,11 @@ def _holds_json_documents(text: str) -> bool:
     """Whether ``text``, read as one document, holds JSON documents instead: its first
     line (or all of it) an object with a string "text", or all of it an array whose
     first item is one or a string."""
-    text = text.strip()
-    if not text.startswith(("{", "[")):
+    first = next((i for i, c in enumerate(text) if not c.isspace()), len(text))
+    if text[first : first + 1] not in ("{", "["):
         return False
-    for part in dict.fromkeys([text.split("\n", 1)[0], text]):  # (the first line, the whole)
+    end = text.find("\n", first)
+    for part in (text[first:end] if end >= 0 else "", text):  # (the first line, the whole)
         try:
             value = json.loads(part)
         except ValueError:
@@ -329,9 +330,9 @@ def segment_cli(
             # (pipe_docs: a text past nlp.max_length stops with E127)
             doc, _ = next(pipe_docs(load_pipeline(model), [text], 1))
             for sent in doc.sents:
-                text = " ".join(sent.text.split())
-                if text:
-                    typer.echo(text)
+                line = " ".join(sent.text.split())
+                if line:
+                    typer.echo(line)
             return
         kind = "sentences" if output is None else "docbin"
         job = Job(

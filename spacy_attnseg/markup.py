@@ -568,8 +568,8 @@ def _spaced(lines: Sequence[Tuple[int, int, int]]) -> List[Tuple[int, int, int]]
     out more than ``STRAY_SHARE`` of the copies, or keep fewer than
     ``MIN_RUNNING_PAGES`` and one more per copy left out (a line that recurs unevenly,
     a letter's signature, leaves few). A page's length: the median gap but the
-    shortest ones that strays can have cut from the others. Linear in the number of
-    lines."""
+    shortest ones that strays can have cut from the others. A sort of the gaps, then
+    ``STRAY_REACH`` steps a copy."""
     places = [k for k, _, _ in lines]
     strays = max(1, int(STRAY_SHARE * len(places)))
     gaps = sorted(numpy.diff(places).tolist())[strays:]
