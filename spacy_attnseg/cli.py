@@ -123,9 +123,14 @@ def _json_array(text: str) -> List[Any]:
         raise typer.BadParameter(Errors.E126.format(detail=e)) from None
 
 
+def _is_record(value: Any) -> bool:
+    """Whether a JSON value is a document's object: one with a string "text"."""
+    return isinstance(value, dict) and isinstance(value.get("text"), str)
+
+
 def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
     """``(text, meta)`` of one JSON object: its "text" and its other fields."""
-    if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+    if not _is_record(record):
         raise typer.BadParameter(Errors.E112.format(where=where, detail='no string field "text"'))
     surrogate = SURROGATE.search(record["text"])
     if surrogate is not None:
@@ -155,10 +160,6 @@ def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
         yield _record(_json(line, where), where)
 
 
-def _is_document(item: Any) -> bool:
-    return isinstance(item, str) or (isinstance(item, dict) and isinstance(item.get("text"), str))
-
-
 def _holds_json_documents(text: str) -> bool:
     """Whether ``text``, read as one document, holds JSON documents instead: its first
     line (or all of it) an object with a string "text", or all of it an array whose
@@ -172,9 +173,9 @@ def _holds_json_documents(text: str) -> bool:
             value = json.loads(part)
         except ValueError:
             continue
-        if isinstance(value, list):
-            return bool(value) and _is_document(value[0])
-        return isinstance(value, dict) and _is_document(value)
+        if isinstance(value, list):  # (an array's item: an object, or a string, its text)
+            return bool(value) and (isinstance(value[0], str) or _is_record(value[0]))
+        return _is_record(value)
     return False
 
 
