@@ -36,6 +36,15 @@ IN_LINE = f"[^{LINE_END_CHARS}]"
 # where a line starts: the text's start, or after a line end (with re.MULTILINE)
 LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
 
+
+def next_line(text: str, end: int, start: int) -> bool:
+    """Whether ``text[end:start]`` is one line end and no blank line: the line at
+    ``start`` follows the one that ends at ``end`` directly (a paragraph separator,
+    which ``BLANK_LINE`` reads as a blank line, does not join a table's rows)."""
+    found = LINE_BREAK.fullmatch(text, end, start)
+    return found is not None and PARAGRAPH_SEPARATOR not in found.group()
+
+
 # a blank line in running text: ``is_blank_line`` of a whitespace run
 BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR)
 
@@ -219,7 +228,7 @@ def delimited_tables(text: str) -> Lines:
             record is not None
             and shape is not None
             and shape == kind
-            and LINE_BREAK.fullmatch(text, end, record[0][0].start())
+            and next_line(text, end, record[0][0].start())
         ):
             end, rows = record[0][-1].end(2), rows + 1  # the next row of the run
             continue
@@ -400,7 +409,7 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     rows: List[Tuple[int, int]] = []
     for m in TABLE_ROW.finditer(text):
-        if rows and LINE_BREAK.fullmatch(text, rows[-1][1], m.start()):
+        if rows and next_line(text, rows[-1][1], m.start()):
             rows[-1] = (rows[-1][0], m.end())  # the next row of the same run
         else:
             rows.append((m.start(), m.end()))

@@ -1865,6 +1865,9 @@ def with_line_ends(text: str, end: str, blank: str) -> str:
     starts=set(),
     ends=("\x0c", "\x0c\x0c"),
 )
+@example(  # (a paragraph separator between two rows: no table, as with a blank line)
+    lines=["| a | b |", "", "|---|---|"], starts=set(), ends=("\u2028", "\u2029")
+)
 def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, ends: Any) -> None:
     """Lines that end in any of Unicode's line ends (``markup.LINE_END``: Windows'
     ``"\\r\\n"``, a lone ``"\\r"``, a form feed, ...), with blank lines written with
