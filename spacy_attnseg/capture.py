@@ -40,6 +40,7 @@ Several components may request captures from the same transformer; the hooks com
 the union of their requests.
 """
 
+import functools
 import math
 import os
 from collections import OrderedDict
@@ -467,17 +468,21 @@ class AttentionCapture:
         if input_ids is not None and self._special_ids is not None:
             self._state.keep = keep_mask(input_ids, attention_mask, self._special_ids)
 
-    def _hook_qk(self, layer: int, *, is_key: bool) -> Callable:
-        def hook(module: Any, args: Tuple, output: torch.Tensor) -> None:
-            state = self._state
-            (state.keys if is_key else state.queries)[layer] = output
-            if layer in state.queries and layer in state.keys:
-                colsums = self._layer_colsums(
-                    state.queries.pop(layer), state.keys.pop(layer), layer
-                )
-                state.fill(state.colsums, layer, colsums, length_dims=(2,))
+    # Each hook is a method of the capture bound to its layer with functools.partial
+    # (not a closure), so a module that carries the hooks pickles: a pickled pipeline,
+    # ``nlp.pipe(..., n_process=2)`` where workers spawn.
 
-        return hook
+    def _hook_qk(self, layer: int, *, is_key: bool) -> Callable:
+        return functools.partial(self._on_qk, layer, is_key)
+
+    def _on_qk(
+        self, layer: int, is_key: bool, module: Any, args: Tuple, output: torch.Tensor
+    ) -> None:
+        state = self._state
+        (state.keys if is_key else state.queries)[layer] = output
+        if layer in state.queries and layer in state.keys:
+            colsums = self._layer_colsums(state.queries.pop(layer), state.keys.pop(layer), layer)
+            state.fill(state.colsums, layer, colsums, length_dims=(2,))
 
     def _hook_position_bias(self, module: Any, args: Tuple, output: torch.Tensor) -> None:
         # (L, L, heads) -> (heads, L, L), as the scores are laid out
@@ -495,49 +500,59 @@ class AttentionCapture:
                 state.fill(state.local, (layer, part), rows, length_dims=(2,))
 
     def _hook_context(self, layer: int) -> Callable:
-        def hook(module: Any, args: Tuple) -> None:
-            state = self._state
-            state.fill(state.context, layer, args[0].detach(), length_dims=(1,))
+        return functools.partial(self._on_context, layer)
 
-        return hook
+    def _on_context(self, layer: int, module: Any, args: Tuple) -> None:
+        state = self._state
+        state.fill(state.context, layer, args[0].detach(), length_dims=(1,))
 
     def _hook_layer_input(self, layer: int) -> Callable:
-        def hook(module: Any, args: Tuple, kwargs: Dict[str, Any]) -> None:
-            state = self._state
-            if state.attention_mask is None:  # the module called outside a pass
-                return
-            hidden = args[0] if args else next(kwargs[k] for k in LAYER_INPUT if k in kwargs)
-            state.fill(state.local, (layer, "input"), hidden.detach(), length_dims=(1,))
+        return functools.partial(self._on_layer_input, layer)
 
-        return hook
+    def _on_layer_input(self, layer: int, module: Any, args: Tuple, kwargs: Dict[str, Any]) -> None:
+        state = self._state
+        if state.attention_mask is None:  # the module called outside a pass
+            return
+        hidden = args[0] if args else next(kwargs[k] for k in LAYER_INPUT if k in kwargs)
+        state.fill(state.local, (layer, "input"), hidden.detach(), length_dims=(1,))
 
     def _hook_local(self, layer: int, part: str) -> Callable:
-        def hook(module: Any, args: Tuple, output: torch.Tensor) -> None:
-            state = self._state
-            if state.attention_mask is None:  # the module called outside a pass
-                return
-            size = state.n_rows * state.width * output.shape[-1] * output.element_size()
-            if size <= LOCAL_PROJECTION_BYTES:
-                state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
+        return functools.partial(self._on_local, layer, part)
 
-        return hook
+    def _on_local(
+        self, layer: int, part: str, module: Any, args: Tuple, output: torch.Tensor
+    ) -> None:
+        state = self._state
+        if state.attention_mask is None:  # the module called outside a pass
+            return
+        size = state.n_rows * state.width * output.shape[-1] * output.element_size()
+        if size <= LOCAL_PROJECTION_BYTES:
+            state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
 
     def _hook_hidden(
         self, layer: int, hidden_state: Callable[[Any], torch.Tensor], *, last: bool
     ) -> Callable:
-        def hook(module: Any, args: Tuple, output: Any) -> None:
-            hidden = hidden_state(output).detach()
-            state = self._state
-            if state.hidden_sum is not None:
-                hidden = state.hidden_sum + hidden
-            if last:
-                state.fill(state.hidden, 0, hidden, length_dims=(1,))
-                state.hidden_sum = None
-            else:
-                state.hidden_sum = hidden
-            state.hidden_layers.add(layer)
+        return functools.partial(self._on_hidden, layer, hidden_state, last)
 
-        return hook
+    def _on_hidden(
+        self,
+        layer: int,
+        hidden_state: Callable[[Any], torch.Tensor],
+        last: bool,
+        module: Any,
+        args: Tuple,
+        output: Any,
+    ) -> None:
+        hidden = hidden_state(output).detach()
+        state = self._state
+        if state.hidden_sum is not None:
+            hidden = state.hidden_sum + hidden
+        if last:
+            state.fill(state.hidden, 0, hidden, length_dims=(1,))
+            state.hidden_sum = None
+        else:
+            state.hidden_sum = hidden
+        state.hidden_layers.add(layer)
 
     def _layer_colsums(self, query: torch.Tensor, key: torch.Tensor, layer: int) -> torch.Tensor:
         assert self._installed_request is not None
@@ -682,8 +697,12 @@ class _ChunkedForward:
     Windows padded otherwise than at the end run in the batch's order and width."""
 
     def __init__(self, module: Any, capture: "AttentionCapture") -> None:
-        self.forward = type(module).forward.__get__(module)
+        self.module = module
         self.capture = capture
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The module's own forward method (its class's: this object replaces it)."""
+        return type(self.module).forward(self.module, *args, **kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         input_ids = kwargs.get("input_ids")

@@ -4,6 +4,7 @@ NumPy recomputation from the model's own weights, and capturing costs no extra p
 from __future__ import annotations
 
 import math
+import pickle
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
@@ -394,6 +395,43 @@ def test_hooks_follow_a_reloaded_model(tiny_model_dir: Any, build_nlp: Any) -> N
     assert transformer.model.transformer is not old_module
     after = nlp(text)._.trf_data.model_output[COLSUMS]
     numpy.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("model_type", ["bert", "distilbert", "roberta", "mpnet"])
+def test_a_pickled_pipeline_captures_as_the_original(
+    model_type: str, tiny_model_dir: Any, build_nlp: Any, sample_text: str
+) -> None:
+    """A pipeline whose module carries every kind of hook (pickled after a pass, as
+    ``nlp.pipe(..., n_process=2)`` does where workers spawn) captures in its copy what
+    the original captures; the copy's module carries one set of hooks, not two."""
+    nlp = build_nlp(tiny_model_dir(model_type))
+    everything = CaptureRequest(
+        colsum_layers=None, context_layers=None, hidden_layers=None, local_layers=(1,)
+    )
+    nlp.get_pipe("attn_segmenter").capture.request("test", everything)
+    transformer = nlp.get_pipe("transformer")
+    want = transformer(nlp.make_doc(sample_text))._.trf_data.model_output
+
+    def hooks(pipeline: Any) -> int:
+        module = pipeline.get_pipe("transformer").model.transformer
+        return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in module.modules())
+
+    copied = pickle.loads(pickle.dumps(nlp))
+    got = copied.get_pipe("transformer")(copied.make_doc(sample_text))._.trf_data.model_output
+    keys = [key for key in want if key.startswith("attnseg_")]
+    assert {COLSUMS, CONTEXT, HIDDEN, LOCAL} <= set(keys)
+    assert sorted(got) == sorted(want)
+    for key in keys:
+        for a, b in zip(numpy_leaves(got[key]), numpy_leaves(want[key]), strict=True):
+            numpy.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert hooks(copied) == hooks(nlp) > 0
+
+
+def numpy_leaves(value: Any) -> List[numpy.ndarray]:
+    """The arrays of a captured output (an array, or nested lists and tuples of them)."""
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in numpy_leaves(item)]
+    return [numpy.asarray(value)]
 
 
 def test_capture_without_requests_adds_nothing(tiny_model_dir: Any) -> None:

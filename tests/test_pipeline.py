@@ -3,8 +3,10 @@ multiprocessing, serialization, scoring, edge cases and error codes."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import pickle
 import subprocess
 import sys
 import traceback
@@ -15,7 +17,7 @@ import numpy
 import pytest
 import spacy
 import torch
-from conftest import EWT_TEST, SAMPLE_TXT, transformer_only_nlp
+from conftest import EWT_TEST, SAMPLE_TXT, long_sample_text, transformer_only_nlp
 from spacy.language import Language
 from spacy.tokens import Doc
 
@@ -182,6 +184,59 @@ def test_pipe_n_process(minilm_nlp: Any, sample_texts: List[str]) -> None:
     finally:
         torch.set_num_threads(threads)
     assert_same(multi, single)
+
+
+def topic_annotations(docs: List[Doc]) -> Tuple[List[Any], List[List[float]]]:
+    """Sentence starts and topic segments (decisions), then both components' scores."""
+    decided = [(starts(d), [(s.start, s.end) for s in d.spans["attn_segments"]]) for d in docs]
+    scores = [d._.start_scores + list(d.spans["attn_segments"].attrs["scores"]) for d in docs]
+    return decided, scores
+
+
+def test_pickled_and_copied_pipelines_decide_as_the_original(
+    default_nlp: Any, sample_texts: List[str]
+) -> None:
+    """``pickle`` and ``copy.deepcopy`` of the default pipeline give a pipeline whose
+    components read their own transformer's pass (before, pickling failed on the
+    components' reference to their pipeline, and a deep copy's components counted as not
+    running, so nothing was captured: E006)."""
+    texts = [long_sample_text(3000), *sample_texts[9:12]]
+    want = topic_annotations(list(default_nlp.pipe(texts)))
+    assert sum(len(segments) for _, segments in want[0]) > len(texts)
+    for copied in (pickle.loads(pickle.dumps(default_nlp)), copy.deepcopy(default_nlp)):
+        assert_same(topic_annotations(list(copied.pipe(texts))), want)
+        with copied.select_pipes(disable=["attn_segmenter"]):
+            assert "attn_segments" not in copied(texts[0]).spans
+    assert_same(topic_annotations(list(default_nlp.pipe(texts))), want)
+
+
+SPAWN_SCRIPT = """
+import json, multiprocessing, sys
+import torch
+torch.set_num_threads(1)
+from spacy_attnseg import load_pipeline
+
+if __name__ == "__main__":
+    multiprocessing.set_start_method("spawn")
+    nlp = load_pipeline()
+    texts = json.loads(sys.argv[1])
+    def annotate(docs):
+        return [[[s.start for s in d.sents], [[g.start, g.end] for g in d.spans["attn_segments"]]]
+                for d in docs]
+    print(json.dumps([annotate(nlp.pipe(texts)), annotate(nlp.pipe(texts, n_process=2))]))
+"""
+
+
+def test_pipe_n_process_where_processes_spawn(sample_texts: List[str]) -> None:
+    """``nlp.pipe(texts, n_process=2)`` where worker processes start by spawning (the
+    default on macOS and Windows), which pickles the pipeline: the same sentences and
+    segments as one process."""
+    texts = [long_sample_text(3000), *sample_texts[9:12]]
+    result = run_python(SPAWN_SCRIPT, json.dumps(texts))
+    assert result.returncode == 0, result.stderr[-3000:]
+    single, multi = json.loads(result.stdout.strip().splitlines()[-1])
+    assert multi == single
+    assert sum(len(segments) for _, segments in single) > 4
 
 
 # -- serialization --------------------------------------------------------------------

@@ -81,6 +81,23 @@ def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
     return pipe
 
 
+class PipelineRef:
+    """A weak reference to the pipeline a component belongs to (the pipeline holds its
+    components, so a strong one would make a cycle) that pickles and deep-copies with
+    it: a copy of the pipeline (``pickle``, ``copy.deepcopy``, ``nlp.pipe(...,
+    n_process=2)`` where processes start by spawning, as on macOS and Windows) refers
+    to the copied pipeline, and a copy's components count as running in it."""
+
+    def __init__(self, nlp: Optional[Language]) -> None:
+        self._ref = weakref.ref(nlp) if nlp is not None else None
+
+    def __call__(self) -> Optional[Language]:
+        return self._ref() if self._ref is not None else None
+
+    def __reduce__(self) -> Any:
+        return (PipelineRef, (self(),))
+
+
 class CaptureReader:
     """A component that reads arrays the transformer's capture hooks add to its output.
 
@@ -92,7 +109,7 @@ class CaptureReader:
     name: str
     cfg: Dict[str, Any]
     _trf: Any
-    _nlp_ref: Optional["weakref.ReferenceType[Language]"] = None
+    _nlp_ref: Optional[PipelineRef] = None
 
     def checked_batch_size(self, batch_size: int) -> int:
         """``batch_size`` for ``pipe``, where it is at least 1; else E129 (spaCy's
@@ -106,7 +123,7 @@ class CaptureReader:
         """Find the transformer this component reads and remember the pipeline (weakly),
         whose running components decide what is captured and when it is released."""
         self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
-        self._nlp_ref = weakref.ref(nlp)
+        self._nlp_ref = PipelineRef(nlp)
 
     def transformer_pipe(self) -> Any:
         """The spacy-transformers component this component reads."""
