@@ -277,6 +277,13 @@ class Errors:
         "texts (str) or (text, meta) pairs whose meta is a dict. Decode bytes first "
         "(data.decode('utf-8')), and leave out or replace a missing text."
     )
+    E131 = (
+        "[E131] '{component}' has `sentences = false`, so it segments the sentences an "
+        "earlier component set, and this Doc of {n_tokens} tokens has none (is "
+        "'attn_senter' removed or disabled?). Put a component that sets them before "
+        "'{component}' (attn_senter, a senter, a parser or a sentencizer), or set "
+        "`sentences = true` for its own."
+    )
 
 
 class Warnings:

@@ -364,6 +364,32 @@ def test_empty_and_whitespace_docs(minilm_nlp: Any) -> None:
         assert [d._.separator_scores for d in minilm_nlp.pipe(["", " "])] == [[], [0.0]]
 
 
+def test_segments_of_sentences_nobody_set_are_a_coded_error(
+    default_nlp: Any, sample_text: str
+) -> None:
+    """The default pipeline's segmenter (``sentences = false``) segments the sentences
+    ``attn_senter`` sets: without it (disabled here; removed alike), a Doc of more than
+    one token stops with E131, which says what to add (before, the Doc was one segment
+    without a word, or spaCy's E030 came from inside the span writer). Sentences set
+    on the Doc by hand, or by another component, are segmented; a one-token Doc needs
+    none."""
+    want = default_nlp(sample_text)
+    with default_nlp.select_pipes(disable=["attn_senter"]):
+        with pytest.raises(ValueError, match=r"E131\] 'attn_segmenter' has `sentences = false`"):
+            default_nlp(sample_text)
+        doc = default_nlp.make_doc(sample_text)
+        sentence_starts = {sent.start for sent in want.sents}
+        for token in doc:
+            token.is_sent_start = token.i in sentence_starts
+        doc = default_nlp(doc)
+        assert starts(doc) == starts(want)
+        segments = [(span.start, span.end) for span in doc.spans["attn_segments"]]
+        assert segments == [(span.start, span.end) for span in want.spans["attn_segments"]]
+        assert len(segments) > 1
+        one = default_nlp("Hello")
+        assert [(span.start, span.end) for span in one.spans["attn_segments"]] == [(0, 1)]
+
+
 @pytest.mark.parametrize("batch_size", [0, -2])
 def test_a_batch_size_below_one_is_a_coded_error(default_nlp: Any, batch_size: int) -> None:
     """``nlp.pipe(texts, batch_size=0)`` stops with E129, named by the last of the

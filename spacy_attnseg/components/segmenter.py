@@ -485,6 +485,8 @@ class AttnSegmenter(AttentionPipe):
                 keep = (existing != 0) & (not self.cfg["overwrite"])
                 starts = numpy.where(keep, existing == 1, decided)
             else:
+                if len(doc) > 1 and not doc.has_annotation("SENT_START"):
+                    raise ValueError(Errors.E131.format(component=self.name, n_tokens=len(doc)))
                 scores = None
                 starts = existing == 1
             if len(doc):
