@@ -43,6 +43,7 @@ the union of their requests.
 import functools
 import math
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -791,13 +792,28 @@ def _fill_rows(
 
 
 class _CapturingForward:
-    """The forward function of a spacy-transformers model with the hooks ensured."""
+    """The forward function of a spacy-transformers model with the hooks ensured, one
+    pass at a time: the capture keeps one pass's state, and the Hugging Face fast
+    tokenizer the pass calls cannot be used by two threads at once ("Already
+    borrowed"), so a pipeline called from several threads (a web server's workers) runs
+    its transformer passes in turn."""
 
     def __init__(self, forward: Callable, capture: AttentionCapture) -> None:
         self.forward = forward
         self.capture = capture
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"forward": self.forward, "capture": self.capture}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__init__(state["forward"], state["capture"])  # type: ignore[misc]
 
     def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
+        with self._lock:
+            return self._run(model, docs, is_train)
+
+    def _run(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
         if model.attrs.get("has_transformer"):
             read_spaces_as_spaces(model.tokenizer)
             if self.capture.requests:

@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Set, Tuple
@@ -208,6 +209,37 @@ def test_pickled_and_copied_pipelines_decide_as_the_original(
         with copied.select_pipes(disable=["attn_segmenter"]):
             assert "attn_segments" not in copied(texts[0]).spans
     assert_same(topic_annotations(list(default_nlp.pipe(texts))), want)
+
+
+def test_threads_share_a_pipeline(default_nlp: Any, sample_texts: List[str]) -> None:
+    """A pipeline called from several threads at once (a web server's worker threads)
+    decides as it does from one: its transformer passes run in turn (the capture keeps
+    one pass's state, and the Hugging Face fast tokenizer refuses a second thread,
+    "Already borrowed"); before, such calls failed with that error, with tensor shapes
+    that did not match, or with E006."""
+    texts = [long_sample_text(3000), *sample_texts[5:12]]
+    want = [topic_annotations([default_nlp(text)]) for text in texts]
+    got: Dict[Tuple[int, int, int], Any] = {}
+    errors: List[str] = []
+
+    def work(thread: int) -> None:
+        try:
+            for repeat in range(2):
+                for k in range(len(texts)):
+                    i = (k + 3 * thread) % len(texts)
+                    got[(thread, repeat, i)] = topic_annotations([default_nlp(texts[i])])
+        except Exception:
+            errors.append(traceback.format_exc())
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[0]
+    assert len(got) == 3 * 2 * len(texts)
+    for (_, _, i), annotated in got.items():
+        assert_same(annotated, want[i])
 
 
 SPAWN_SCRIPT = """
