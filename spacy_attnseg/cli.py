@@ -1,7 +1,10 @@
 """Command line: ``python -m spacy_attnseg segment|calibrate ...``."""
 
+import bz2
 import codecs
+import gzip
 import json
+import lzma
 import sys
 from pathlib import Path
 from typing import (
@@ -54,6 +57,25 @@ BYTE_ORDER_MARKS = (
 )
 
 
+# compressed input is read through its decompressor, found by its first bytes
+COMPRESSIONS: Tuple[Tuple[bytes, Any], ...] = (
+    (b"\x1f\x8b", gzip.open),
+    (b"BZh", bz2.open),
+    (b"\xfd7zXZ\x00", lzma.open),
+)
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError)
+# files that are not text, by their first bytes: what they are and what to do
+NOT_TEXT = (
+    (b"%PDF-", "a PDF", "extract its text first, e.g. pdftotext FILE FILE.txt"),
+    (
+        b"PK\x03\x04",
+        "a zip archive (.zip, or a .docx, .xlsx or .epub, which are zip archives)",
+        "extract the text first (unzip it, or save the document as plain text)",
+    ),
+)
+
+
 def _encoding(data: bytes) -> str:
     """The encoding that E115 names for bytes that are not UTF-8: the one whose
     byte-order mark they open with, else latin1 (the most common other)."""
@@ -66,8 +88,9 @@ class Input:
     whole text (:meth:`read`) reads Windows ("\\r\\n") and old Mac ("\\r") line ends
     as "\\n", as Python's text files do; offsets refer to that text."""
 
-    def __init__(self, raw: BinaryIO, name: str) -> None:
-        self.raw, self.name = raw, name
+    def __init__(self, raw: BinaryIO, name: str, source: Optional[BinaryIO] = None) -> None:
+        # ``source``: the file under ``raw`` where ``raw`` decompresses it
+        self.raw, self.name, self.source = raw, name, source
 
     def _decode(self, data: bytes, number: int) -> str:
         try:
@@ -82,31 +105,64 @@ class Input:
             ) from None
 
     def __iter__(self) -> Iterator[str]:
-        for number, line in enumerate(self.raw, start=1):
+        lines = iter(self.raw)
+        number = 0
+        while True:
+            try:
+                line = next(lines)
+            except StopIteration:
+                return
+            except DECOMPRESSION_ERRORS as e:
+                raise self._broken(e) from None
+            number += 1
             yield self._decode(line, number)
 
     def read(self) -> str:
-        data = self.raw.read()
+        try:
+            data = self.raw.read()
+        except DECOMPRESSION_ERRORS as e:
+            raise self._broken(e) from None
         return self._decode(data, 1).replace("\r\n", "\n").replace("\r", "\n")
+
+    def _broken(self, error: BaseException) -> typer.BadParameter:
+        reason = str(error) or type(error).__name__
+        return typer.BadParameter(Errors.E132.format(name=self.name, reason=reason))
 
     def __enter__(self) -> "Input":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.raw is not sys.stdin.buffer:
-            self.raw.close()
+        for stream in (self.raw, self.source):
+            if stream is not None and stream is not sys.stdin.buffer:
+                stream.close()
 
 
 def _open_input(path: str) -> Input:
+    """The input ``path`` (``-``: standard input) as UTF-8 text, decompressed where
+    it is gzip, bzip2 or xz; E133 where its first bytes say it is no text (a PDF, a zip
+    archive)."""
     if path == "-":
-        return Input(sys.stdin.buffer, "standard input")
+        return _opened(sys.stdin.buffer, "standard input")
     file = Path(path)
     if not file.exists():
         raise typer.BadParameter(Errors.E111.format(path=path))
     try:
-        return Input(file.open("rb"), path)
+        raw = file.open("rb")
     except OSError as e:  # a directory, a file without read permission
         raise typer.BadParameter(Errors.E117.format(path=path, reason=e.strerror)) from None
+    return _opened(cast(BinaryIO, raw), path)
+
+
+def _opened(raw: BinaryIO, name: str) -> Input:
+    peek = getattr(raw, "peek", None)
+    head = peek(8)[:8] if peek is not None else b""
+    for magic, kind, advice in NOT_TEXT:
+        if head.startswith(magic):
+            raise typer.BadParameter(Errors.E133.format(name=name, kind=kind, advice=advice))
+    for magic, opener in COMPRESSIONS:
+        if head.startswith(magic):
+            return Input(opener(raw, "rb"), name, source=raw)
+    return Input(raw, name)
 
 
 def _json(text: str, where: str) -> Any:
@@ -256,7 +312,11 @@ JSON_LINES = (".jsonl", ".ndjson", ".json")
 
 
 def _json_lines(input: str) -> bool:
-    return input.lower().endswith(JSON_LINES)
+    """Whether the input's name says JSON documents (``docs.jsonl``, ``docs.jsonl.gz``)."""
+    name = input.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name.endswith(JSON_LINES)
 
 
 def _texts(handle: Input, input: str) -> Iterable[Item]:
@@ -403,7 +463,8 @@ def chunk_cli(
         ...,
         help='JSON lines with a "text" field, or one JSON array of such objects or of '
         "strings (.jsonl, .ndjson, .json; - for standard input), or any other UTF-8 file as "
-        "one document (.txt, .md, ...).",
+        "one document (.txt, .md, ...); compressed with gzip, bzip2 or xz too "
+        "(docs.jsonl.gz).",
     ),
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."

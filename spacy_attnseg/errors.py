@@ -284,6 +284,11 @@ class Errors:
         "'{component}' (attn_senter, a senter, a parser or a sentencizer), or set "
         "`sentences = true` for its own."
     )
+    E132 = (
+        "[E132] Cannot decompress {name}: {reason}. The file is cut short or damaged: "
+        "compress it again, or give the text uncompressed."
+    )
+    E133 = "[E133] {name} is {kind}, not text: {advice}."
 
 
 class Warnings:

@@ -4,7 +4,10 @@ in a fresh interpreter reading a real pipe."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 import shutil
 from pathlib import Path
 from typing import Any, List, Optional
@@ -170,6 +173,59 @@ def test_utf16_input_names_its_encoding(
     assert result.returncode == 2 and "Traceback" not in result.stderr
     family = encoding.split("-be")[0]
     assert "[E115]" in result.stderr and f"iconv -f {family} -t utf-8" in squash(result.stderr)
+
+
+@pytest.mark.parametrize(
+    "suffix, compress",
+    [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)],
+    ids=["gzip", "bzip2", "xz"],
+)
+def test_compressed_input_reads_as_its_text(tmp_path: Any, suffix: str, compress: Any) -> None:
+    """A gzip, bzip2 or xz file (``docs.jsonl.gz``, ``notes.txt.xz``) reads as the text
+    it holds, and its name without the compression's ending says the format: the same
+    chunks as the file uncompressed (before, E115 advised ``iconv -f latin1`` for the
+    compressed bytes)."""
+    contents = {
+        "docs.jsonl": "".join(json.dumps({"text": t}) + "\n" for t in (FIRST, THIRD)),
+        "notes.txt": FIRST + "\n\n" + THIRD,
+    }
+    for name, content in contents.items():
+        plain, packed = tmp_path / name, tmp_path / (name + suffix)
+        plain.write_text(content, encoding="utf8")
+        packed.write_bytes(compress(content.encode("utf8")))
+        want = run_cli(["chunk", str(plain), "--max-tokens", "24", "-q"])
+        got = run_cli(["chunk", str(packed), "--max-tokens", "24", "-q"])
+        assert want.returncode == 0 and got.returncode == 0, got.stderr[-2000:]
+        assert got.stdout == want.stdout
+        docs = {json.loads(line)["doc"] for line in got.stdout.splitlines()}
+        assert docs == ({0, 1} if name.endswith(".jsonl") else {0})
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        (
+            "docs.jsonl.gz",
+            gzip.compress(b'{"text": "Fine. Also fine."}\n' * 50)[:40],
+            "[E132] Cannot decompress {path}: Compressed file ended before the end-of-stream",
+        ),
+        ("paper.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "[E133] {path} is a PDF, not text:"),
+        ("report.docx", b"PK\x03\x04\x14\x00\x06\x00", "[E133] {path} is a zip archive"),
+    ],
+    ids=["gzip cut short", "PDF", "docx"],
+)
+def test_damaged_or_binary_input_is_a_coded_error(
+    tmp_path: Any, name: str, content: bytes, message: str
+) -> None:
+    """A compressed file cut short stops with E132; a PDF or a zip archive (a .docx)
+    with E133, which says to extract the text (before, E115 advised ``iconv -f
+    latin1``, which would have turned their bytes into text to segment)."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    for command in ("chunk", "segment"):
+        result = run_cli([command, str(path)])
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert message.format(path=path) in squash(result.stderr)
 
 
 def test_chunk_skips_an_empty_text_and_keeps_whitespace() -> None:
