@@ -42,7 +42,7 @@ class Errors:
     )
     E008 = (
         "[E008] Invalid value for `candidates`: {value!r}. Use 'any', 'punct', or a list of "
-        "token texts such as ['.', '!', '?']."
+        "token texts (none empty) such as ['.', '!', '?']."
     )
     E009 = (
         "[E009] Calibration needs gold sentence boundaries: none of the {n} examples has "
@@ -289,6 +289,11 @@ class Errors:
         "compress it again, or give the text uncompressed."
     )
     E133 = "[E133] {name} is {kind}, not text: {advice}."
+    E134 = (
+        "[E134] `sents_key` and `spans_key` are both '{key}': the sentence spans would "
+        "replace the topic segments in doc.spans. Give them different keys, or '' to "
+        "leave either out."
+    )
 
 
 class Warnings:

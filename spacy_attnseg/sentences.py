@@ -84,7 +84,7 @@ def validate_candidates(candidates: Union[str, Sequence[str]]) -> Union[str, Lis
         if candidates not in (ANY, PUNCT):
             raise ValueError(Errors.E008.format(value=candidates))
         return candidates
-    if not candidates or not all(isinstance(text, str) for text in candidates):
+    if not candidates or not all(isinstance(text, str) and text for text in candidates):
         raise ValueError(Errors.E008.format(value=candidates))
     return list(candidates)
 

@@ -497,6 +497,7 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"threshold": 1.5}, "E010"),
         ({"candidates": "foo"}, "E008"),
         ({"candidates": []}, "E008"),
+        ({"candidates": [".", ""]}, "E008"),  # (an empty text is no token's: no sentences)
         ({"preset": "x"}, "E012"),
         ({"segment_method": "kmeans"}, "E019"),
         ({"segment_penalty": -1.0}, "E020"),
@@ -507,6 +508,9 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"min_sents": 0}, "E015"),
         ({"max_tokens": -5}, "E015"),
         ({"min_sents": 5, "max_sents": 2}, "E125"),
+        # (the sentence spans would replace the topic segments)
+        ({"sents_key": "attn_segments"}, "E134"),
+        ({"sents_key": "parts", "spans_key": "parts"}, "E134"),
     ],
 )
 @pytest.mark.filterwarnings(r"ignore:\[W002\]")  # (an uncalibrated tiny model)

@@ -326,6 +326,8 @@ class AttnSegmenter(AttentionPipe):
                 raise ValueError(Errors.E015.format(key=key, value=value, least=least))
         if 0 < max_sents < min_sents:
             raise ValueError(Errors.E125.format(min_sents=min_sents, max_sents=max_sents))
+        if sents_key and sents_key == spans_key:
+            raise ValueError(Errors.E134.format(key=sents_key))
         if segment_method not in topics.METHODS:
             raise ValueError(Errors.E019.format(value=segment_method, methods=topics.METHODS))
         for key, penalty, default in (
