@@ -44,6 +44,7 @@ import functools
 import math
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
@@ -55,17 +56,23 @@ from .errors import Errors
 from .families import Family, get_family, n_layers_heads, supported_model_types
 from .windows import FittedSpans
 
+#: Every capturing forward function, whose pass lock a forked child makes anew.
+_FORWARDS: "weakref.WeakSet[_CapturingForward]" = weakref.WeakSet()
 
-def _one_thread_in_forked_child() -> None:
+
+def _forked_child() -> None:
     """A forked child (``nlp.pipe(n_process=...)``) runs torch on one thread: torch's
     OpenMP pool does not survive a fork, and a child that used the parent's pool would
     wait on it forever. Each process running one thread is also what several processes
-    on one machine want."""
+    on one machine want. Its transformers' pass locks are made anew: one that another
+    thread of the parent held at the fork would be held in the child for ever."""
     torch.set_num_threads(1)
+    for forward in list(_FORWARDS):
+        forward._lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_one_thread_in_forked_child)
+    os.register_at_fork(after_in_child=_forked_child)
 
 COLSUMS = "attnseg_colsums"
 COLSUM_HEADS = "attnseg_colsum_heads"
@@ -802,6 +809,7 @@ class _CapturingForward:
         self.forward = forward
         self.capture = capture
         self._lock = threading.Lock()
+        _FORWARDS.add(self)
 
     def __getstate__(self) -> Dict[str, Any]:
         return {"forward": self.forward, "capture": self.capture}

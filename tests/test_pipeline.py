@@ -242,6 +242,37 @@ def test_threads_share_a_pipeline(default_nlp: Any, sample_texts: List[str]) -> 
         assert_same(annotated, want[i])
 
 
+FORK_SCRIPT = """
+import json, signal, sys
+import torch
+torch.set_num_threads(1)
+from spacy_attnseg import load_pipeline
+
+signal.alarm(60)  # (a child that waits for ever stops the script instead)
+nlp = load_pipeline()
+texts = json.loads(sys.argv[1])
+def annotate(docs):
+    return [[s.start for s in d.sents] for d in docs]
+single = annotate(nlp.pipe(texts))
+nlp("Warm.")
+forward = nlp.get_pipe("transformer").model._func
+with forward._lock:  # as while another thread of this process runs a pass
+    multi = annotate(nlp.pipe(texts, n_process=2))
+print(json.dumps([single, multi]))
+"""
+
+
+def test_pipe_n_process_while_another_thread_runs_a_pass(sample_texts: List[str]) -> None:
+    """Processes forked while another thread of the parent holds the transformer's pass
+    lock make their own lock (``capture._forked_child``): ``nlp.pipe(texts,
+    n_process=2)`` gives the sentences of one process instead of waiting for ever."""
+    texts = sample_texts[6:12]
+    result = run_python(FORK_SCRIPT, json.dumps(texts), timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    single, multi = json.loads(result.stdout.strip().splitlines()[-1])
+    assert multi == single and sum(len(starts) for starts in single) > len(texts)
+
+
 SPAWN_SCRIPT = """
 import json, multiprocessing, sys
 import torch
