@@ -165,16 +165,25 @@ def _opened(raw: BinaryIO, name: str) -> Input:
     return Input(raw, name)
 
 
-def _json(text: str, where: str) -> Any:
+def _loads(text: str) -> Any:
+    """``json.loads``; a value nested deeper than Python's JSON reader goes (its
+    ``RecursionError``) is a ``JSONDecodeError`` that says so."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested deeper than the JSON reader goes", text, 0) from None
+
+
+def _json(text: str, where: str) -> Any:
+    try:
+        return _loads(text)
     except json.JSONDecodeError as e:
         raise typer.BadParameter(Errors.E112.format(where=where, detail=f"not JSON: {e}")) from None
 
 
 def _json_array(text: str) -> List[Any]:
     try:
-        return cast(List[Any], json.loads(text))
+        return cast(List[Any], _loads(text))
     except json.JSONDecodeError as e:
         raise typer.BadParameter(Errors.E126.format(detail=e)) from None
 
@@ -226,7 +235,7 @@ def _holds_json_documents(text: str) -> bool:
     end = text.find("\n", first)
     for part in (text[first:end] if end >= 0 else "", text):  # (the first line, the whole)
         try:
-            value = json.loads(part)
+            value = _loads(part)
         except ValueError:
             continue
         if isinstance(value, list):  # (an array's item: an object, or a string, its text)

@@ -104,6 +104,13 @@ def test_segment_jsonl_stdin() -> None:
         ('[{"text": "Fine."}, {"text": "\\udcff"}]', "[E116] Item 2 of the input's JSON array:"),
         ('[{"text": "Fine."},\n {"text": ', '[E126] The input starts with "[" but is not one JSON'),
         ('{"text": "Fine."}\n[{"text": "Fine."}]\n', "[E112] Line 2 of the input is not"),
+        # nested deeper than Python's JSON reader goes (its RecursionError, before)
+        (
+            '{"text": "Fine.", "m": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            "[E112] Line 1 of the input is not a JSON object with a string field "
+            '"text" (not JSON: nested deeper than the JSON reader goes',
+        ),
+        ("[" * 100_000 + "]" * 100_000, "(nested deeper than the JSON reader goes"),
     ],
 )
 def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
@@ -474,6 +481,7 @@ def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -
         (json.dumps({"id": 7, "text": "One. Two. Three."}, indent=2), True),
         ('{"id": 7}\n[1, 2]', False),  # JSON, but no documents
         ("[Draft] One. Two.\n{Three} four.", False),
+        ("[" * 2000 + "]" * 2000, False),  # (deeper than the JSON reader: a crash, before)
     ],
 )
 def test_json_documents_in_a_text_file_warn(tmp_path: Any, content: str, warned: bool) -> None:
