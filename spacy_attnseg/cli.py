@@ -2,6 +2,7 @@
 
 import bz2
 import codecs
+import contextlib
 import gzip
 import json
 import lzma
@@ -105,28 +106,26 @@ class Input:
             ) from None
 
     def __iter__(self) -> Iterator[str]:
-        lines = iter(self.raw)
-        number = 0
-        while True:
-            try:
-                line = next(lines)
-            except StopIteration:
-                return
-            except DECOMPRESSION_ERRORS as e:
-                raise self._broken(e) from None
-            number += 1
-            yield self._decode(line, number)
+        with self._decompressing():
+            for number, line in enumerate(self.raw, start=1):
+                yield self._decode(line, number)
 
     def read(self) -> str:
-        try:
+        with self._decompressing():
             data = self.raw.read()
-        except DECOMPRESSION_ERRORS as e:
-            raise self._broken(e) from None
         return self._decode(data, 1).replace("\r\n", "\n").replace("\r", "\n")
 
-    def _broken(self, error: BaseException) -> typer.BadParameter:
-        reason = str(error) or type(error).__name__
-        return typer.BadParameter(Errors.E132.format(name=self.name, reason=reason))
+    @contextlib.contextmanager
+    def _decompressing(self) -> Iterator[None]:
+        """E132 for what the decompressor raises (a file cut short or damaged); without
+        one, an error as it is."""
+        try:
+            yield
+        except DECOMPRESSION_ERRORS as e:
+            if self.source is None:
+                raise
+            reason = str(e) or type(e).__name__
+            raise typer.BadParameter(Errors.E132.format(name=self.name, reason=reason)) from None
 
     def __enter__(self) -> "Input":
         return self

@@ -216,10 +216,15 @@ def test_compressed_input_reads_as_its_text(tmp_path: Any, suffix: str, compress
             gzip.compress(b'{"text": "Fine. Also fine."}\n' * 50)[:40],
             "[E132] Cannot decompress {path}: Compressed file ended before the end-of-stream",
         ),
+        (
+            "notes.txt.gz",
+            gzip.compress(b"Fine. Also fine.\n" * 50)[:40],
+            "[E132] Cannot decompress {path}: Compressed file ended before the end-of-stream",
+        ),
         ("paper.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "[E133] {path} is a PDF, not text:"),
         ("report.docx", b"PK\x03\x04\x14\x00\x06\x00", "[E133] {path} is a zip archive"),
     ],
-    ids=["gzip cut short", "PDF", "docx"],
+    ids=["gzip lines cut short", "gzip text cut short", "PDF", "docx"],
 )
 def test_damaged_or_binary_input_is_a_coded_error(
     tmp_path: Any, name: str, content: bytes, message: str
