@@ -65,6 +65,7 @@ COMPRESSIONS: Tuple[Tuple[bytes, Any], ...] = (
     (b"\xfd7zXZ\x00", lzma.open),
 )
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+COMPRESSED_HELP = " Compressed with gzip, bzip2 or xz too (notes.txt.gz, docs.jsonl.gz)."
 DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError)
 # files that are not text, by their first bytes: what they are and what to do
 NOT_TEXT = (
@@ -337,7 +338,9 @@ def _texts(handle: Input, input: str) -> Iterable[Item]:
 
 @app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
 def segment_cli(
-    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    input: str = typer.Argument(
+        ..., help="A UTF-8 text file, or - for standard input." + COMPRESSED_HELP
+    ),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option(
         "text", "--format", "-f", help="text: one sentence a line; jsonl: JSON lines."
@@ -471,8 +474,7 @@ def chunk_cli(
         ...,
         help='JSON lines with a "text" field, or one JSON array of such objects or of '
         "strings (.jsonl, .ndjson, .json; - for standard input), or any other UTF-8 file as "
-        "one document (.txt, .md, ...); compressed with gzip, bzip2 or xz too "
-        "(docs.jsonl.gz).",
+        "one document (.txt, .md, ...)." + COMPRESSED_HELP,
     ),
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
@@ -554,7 +556,7 @@ def pairs_cli(
         ...,
         help='A UTF-8 text file (one document), JSON lines with a "text" field or one JSON '
         "array of such objects or of strings (.jsonl, .ndjson, .json: one document each), "
-        "or - for standard input (one document).",
+        "or - for standard input (one document)." + COMPRESSED_HELP,
     ),
     layer: int = typer.Option(-1, "--layer", "-l", help="Layer (negative: from the end)."),
     head: Optional[int] = typer.Option(None, "--head", help="Head; all heads if omitted."),
@@ -629,7 +631,9 @@ def _print_pairs(
 
 @app.command("view", short_help="An HTML page of heads, pairs, sentences and segments.")
 def view_cli(
-    input: str = typer.Argument(..., help="A UTF-8 text file, or - for standard input."),
+    input: str = typer.Argument(
+        ..., help="A UTF-8 text file, or - for standard input." + COMPRESSED_HELP
+    ),
     output: Path = typer.Option(Path("view.html"), "--output", "-o", help="The HTML file."),
     threshold: float = typer.Option(
         0.8, "--threshold", help="Normalised similarity a drawn pair reaches."
