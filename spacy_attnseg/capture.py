@@ -423,31 +423,35 @@ class AttentionCapture:
             local_layers = sorted(request.local_layers)
             if family.position_bias is not None and (colsum_layers or local_layers):
                 handles.append(
-                    family.position_bias(hf_model).register_forward_hook(self._hook_position_bias)
+                    family.position_bias(hf_model).register_forward_hook(self._on_position_bias)
                 )
+            # Each hook is a method of the capture bound to its layer with
+            # functools.partial (not a closure), so a module that carries the hooks
+            # pickles: a pickled pipeline, ``nlp.pipe(..., n_process=2)`` where workers
+            # spawn.
+            partial = functools.partial
             for layer in colsum_layers:
-                handles.append(
-                    modules[layer].query.register_forward_hook(self._hook_qk(layer, is_key=False))
-                )
-                handles.append(
-                    modules[layer].key.register_forward_hook(self._hook_qk(layer, is_key=True))
-                )
+                for module, is_key in ((modules[layer].query, False), (modules[layer].key, True)):
+                    handles.append(
+                        module.register_forward_hook(partial(self._on_qk, layer, is_key))
+                    )
             for layer in sorted(request.context_layers):
-                handles.append(
-                    modules[layer].output.register_forward_pre_hook(self._hook_context(layer))
-                )
+                hook = partial(self._on_context, layer)
+                handles.append(modules[layer].output.register_forward_pre_hook(hook))
             for layer in sorted(request.hidden_layers):
                 last = layer == max(request.hidden_layers)
-                hook = self._hook_hidden(layer, family.hidden_state, last=last)
+                hook = partial(self._on_hidden, layer, family.hidden_state, last)
                 handles.append(modules[layer].block.register_forward_hook(hook))
             for layer in local_layers:
-                block = modules[layer].block
+                hook = partial(self._on_layer_input, layer)
                 handles.append(
-                    block.register_forward_pre_hook(self._hook_layer_input(layer), with_kwargs=True)
+                    modules[layer].block.register_forward_pre_hook(hook, with_kwargs=True)
                 )
                 for part in LOCAL_PARTS[1:]:
                     module = getattr(modules[layer], part)
-                    handles.append(module.register_forward_hook(self._hook_local(layer, part)))
+                    handles.append(
+                        module.register_forward_hook(partial(self._on_local, layer, part))
+                    )
         if family is not None:
             hf_model.forward = _ChunkedForward(hf_model, self)
             self._chunked = hf_model
@@ -476,13 +480,6 @@ class AttentionCapture:
         if input_ids is not None and self._special_ids is not None:
             self._state.keep = keep_mask(input_ids, attention_mask, self._special_ids)
 
-    # Each hook is a method of the capture bound to its layer with functools.partial
-    # (not a closure), so a module that carries the hooks pickles: a pickled pipeline,
-    # ``nlp.pipe(..., n_process=2)`` where workers spawn.
-
-    def _hook_qk(self, layer: int, *, is_key: bool) -> Callable:
-        return functools.partial(self._on_qk, layer, is_key)
-
     def _on_qk(
         self, layer: int, is_key: bool, module: Any, args: Tuple, output: torch.Tensor
     ) -> None:
@@ -492,7 +489,7 @@ class AttentionCapture:
             colsums = self._layer_colsums(state.queries.pop(layer), state.keys.pop(layer), layer)
             state.fill(state.colsums, layer, colsums, length_dims=(2,))
 
-    def _hook_position_bias(self, module: Any, args: Tuple, output: torch.Tensor) -> None:
+    def _on_position_bias(self, module: Any, args: Tuple, output: torch.Tensor) -> None:
         # (L, L, heads) -> (heads, L, L), as the scores are laid out
         state = self._state
         bias = output.detach().permute(2, 0, 1).float()
@@ -507,15 +504,9 @@ class AttentionCapture:
                 rows = values[None].expand(n_rows, -1, -1)
                 state.fill(state.local, (layer, part), rows, length_dims=(2,))
 
-    def _hook_context(self, layer: int) -> Callable:
-        return functools.partial(self._on_context, layer)
-
     def _on_context(self, layer: int, module: Any, args: Tuple) -> None:
         state = self._state
         state.fill(state.context, layer, args[0].detach(), length_dims=(1,))
-
-    def _hook_layer_input(self, layer: int) -> Callable:
-        return functools.partial(self._on_layer_input, layer)
 
     def _on_layer_input(self, layer: int, module: Any, args: Tuple, kwargs: Dict[str, Any]) -> None:
         state = self._state
@@ -523,9 +514,6 @@ class AttentionCapture:
             return
         hidden = args[0] if args else next(kwargs[k] for k in LAYER_INPUT if k in kwargs)
         state.fill(state.local, (layer, "input"), hidden.detach(), length_dims=(1,))
-
-    def _hook_local(self, layer: int, part: str) -> Callable:
-        return functools.partial(self._on_local, layer, part)
 
     def _on_local(
         self, layer: int, part: str, module: Any, args: Tuple, output: torch.Tensor
@@ -536,11 +524,6 @@ class AttentionCapture:
         size = state.n_rows * state.width * output.shape[-1] * output.element_size()
         if size <= LOCAL_PROJECTION_BYTES:
             state.fill(state.local, (layer, part), output.detach(), length_dims=(1,))
-
-    def _hook_hidden(
-        self, layer: int, hidden_state: Callable[[Any], torch.Tensor], *, last: bool
-    ) -> Callable:
-        return functools.partial(self._on_hidden, layer, hidden_state, last)
 
     def _on_hidden(
         self,
@@ -811,11 +794,9 @@ class _CapturingForward:
         self._lock = threading.Lock()
         _FORWARDS.add(self)
 
-    def __getstate__(self) -> Dict[str, Any]:
-        return {"forward": self.forward, "capture": self.capture}
-
-    def __setstate__(self, state: Dict[str, Any]) -> None:
-        self.__init__(state["forward"], state["capture"])  # type: ignore[misc]
+    def __reduce__(self) -> Any:
+        # (a copy makes its own lock: a lock does not pickle)
+        return (_CapturingForward, (self.forward, self.capture))
 
     def __call__(self, model: Any, docs: Sequence[Any], is_train: bool) -> Any:
         with self._lock:
