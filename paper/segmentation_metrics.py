@@ -33,12 +33,16 @@ same gap sequences with the same explicit ``k``.
 most ``N - 1``. (NLTK's own default for ``pk`` divides the number of gaps by
 twice the number of boundaries, which is a slightly different number; pass
 ``k`` explicitly to compare.)
+
+A set's score is the mean over its documents; :func:`mean_interval` gives a bootstrap
+interval of that mean over the documents, and of a paired difference (two systems'
+scores of the same documents, subtracted document by document).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Union
 
 import numpy
 
@@ -46,6 +50,7 @@ __all__ = [
     "boundaries_from_masses",
     "boundaries_from_starts",
     "default_k",
+    "mean_interval",
     "pk",
     "window_diff",
 ]
@@ -157,3 +162,26 @@ def window_diff(
     ref_counts, hyp_counts = _window_counts(reference, hypothesis, k)
     diff = numpy.abs(ref_counts - hyp_counts)
     return float(numpy.mean(diff if weighted else diff > 0))
+
+
+def mean_interval(
+    values: Union[Sequence[float], numpy.ndarray],
+    *,
+    level: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` (one score per document):
+    the documents are drawn with replacement ``n_resamples`` times, and the interval is
+    the central ``level`` share of the resampled means. For a paired comparison, pass
+    the per-document differences of two systems. The same ``seed`` gives the same
+    interval."""
+    array = numpy.asarray(values, dtype=numpy.float64)
+    if array.ndim != 1 or len(array) == 0:
+        raise ValueError("a bootstrap interval needs a flat, non-empty sequence of scores")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level}")
+    rng = numpy.random.default_rng(seed)
+    means = array[rng.integers(0, len(array), size=(n_resamples, len(array)))].mean(axis=1)
+    low, high = numpy.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)

@@ -464,7 +464,14 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     )
     assert list(payload["results"]) == ["b"]
     assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
-    assert payload["results"]["b"]["reference_segments_per_doc"] == 2.0
+    table = payload["results"]["b"]
+    assert table["reference_segments_per_doc"] == 2.0
+    # one document: each interval is its own score, and the paired one the difference
+    own, none = table["attn_segmenter"], table["no boundary"]
+    assert own["pk_interval"] == [own["pk"]] * 2 and "pk_minus_attn_segmenter" not in own
+    assert none["pk_minus_attn_segmenter"] == [pytest.approx(none["pk"] - own["pk"], abs=1e-4)] * 2
+    report = (tmp_path / "only.md").read_text()
+    assert f"| no boundary | {none['pk']:.3f} | {none['pk']:.3f} to {none['pk']:.3f} | " in report
 
     def no_load(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a pipeline loaded before the set names were checked")

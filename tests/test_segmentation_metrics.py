@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import random
 
+import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from paper.segmentation_metrics import (
     boundaries_from_masses,
     boundaries_from_starts,
     default_k,
+    mean_interval,
     pk,
     window_diff,
 )
@@ -142,3 +146,46 @@ def test_matches_nltk():
         assert window_diff(ref, hyp, k, weighted=True) == pytest.approx(
             segmentation.windowdiff(ref_s, hyp_s, k, weighted=True)
         )
+
+
+def test_interval_of_two_documents_is_their_two_scores():
+    # resampling two scores gives means a (1/4), (a + b) / 2 (1/2), b (1/4): the
+    # 2.5th and 97.5th percentiles of 2,000 such means are a and b
+    assert mean_interval([0.2, 0.6]) == pytest.approx((0.2, 0.6))
+    assert mean_interval([0.3] * 17) == pytest.approx((0.3, 0.3))
+
+
+def test_interval_of_many_documents_is_the_normal_one():
+    """For 400 scores the bootstrap interval of the mean is the textbook
+    mean +- 1.96 s / sqrt(n) within a few per cent of its width."""
+    scores = numpy.random.default_rng(3).beta(2, 5, size=400)
+    low, high = mean_interval(scores, n_resamples=4000)
+    half = 1.96 * scores.std(ddof=1) / numpy.sqrt(len(scores))
+    assert (high - low) / 2 == pytest.approx(half, rel=0.08)
+    assert (low + high) / 2 == pytest.approx(scores.mean(), abs=0.1 * half)
+    narrow, wide = mean_interval(scores, level=0.5), mean_interval(scores, level=0.99)
+    assert wide[0] < low < narrow[0] < narrow[1] < high < wide[1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0, 1), min_size=1, max_size=40),
+    st.floats(-1, 1),
+    st.integers(0, 2**32 - 1),
+)
+def test_interval_holds_the_mean_and_moves_with_the_scores(
+    scores: list, shift: float, seed: int
+) -> None:
+    low, high = mean_interval(scores, seed=seed)
+    assert low - 1e-12 <= float(numpy.mean(scores)) <= high + 1e-12
+    assert mean_interval(scores, seed=seed) == (low, high)
+    moved = mean_interval([x + shift for x in scores], seed=seed)
+    assert moved == pytest.approx((low + shift, high + shift), abs=1e-9)
+
+
+@pytest.mark.parametrize("scores", [[], [[0.1, 0.2]]])
+def test_interval_of_nothing_raises(scores: list) -> None:
+    with pytest.raises(ValueError, match="non-empty"):
+        mean_interval(scores)
+    with pytest.raises(ValueError, match="level"):
+        mean_interval([0.1], level=1.0)
