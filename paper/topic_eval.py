@@ -266,8 +266,11 @@ def run(
     tune: bool,
     penalties: Sequence[float] = (),
     drifts: Sequence[float] = (),
+    variants: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, Any]:
-    """Score ``attn_segmenter`` and the peers on ``docs``. Each of ``penalties`` (with
+    """Score ``attn_segmenter`` and the peers on ``docs``; each of ``variants`` (row name:
+    another pipeline, e.g. the same with other settings) adds a row of its own pass's
+    segments, compared with ``attn_segmenter``'s on the same documents. Each of ``penalties`` (with
     each of ``drifts``, where given) adds a row: the component's segments with that
     penalty for every boundary (as ``segment_penalty`` and ``paragraph_penalty``: a set
     whose documents have paragraph breaks tunes the second) and that ``segment_drift``,
@@ -295,7 +298,8 @@ def run(
         for p in penalties
         for g in ([*drifts] if drifts else [None])
     }
-    names = ["attn_segmenter", *swept, "no boundary", *systems]
+    variants = variants or {}
+    names = ["attn_segmenter", *swept, *variants, "no boundary", *systems]
     if fig5 is not None:
         names.append("Fig. 5 rule (attn_head_pairs)")
     rows: Dict[str, List[Dict[str, float]]] = {name: [] for name in names}
@@ -320,6 +324,11 @@ def run(
         topics.segment = segment  # type: ignore[assignment]
     if swept and len(calls) != len(parsed):
         raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
+    variant_docs: Dict[str, List[Any]] = {}
+    for name, other in variants.items():
+        t0 = time.perf_counter()
+        variant_docs[name] = list(other.pipe(texts, batch_size=4))
+        seconds[name] = time.perf_counter() - t0
     fig5_docs: List[Any] = []
     if fig5 is not None:
         t0 = time.perf_counter()
@@ -332,6 +341,9 @@ def run(
             "attn_segmenter": [span.start for span in doc.spans["attn_segments"]],
             "no boundary": [0],
         }
+        for name, other_docs in variant_docs.items():
+            # its own sentences: map by token index (the same tokenizer)
+            hyps[name] = [span.start for span in other_docs[i].spans["attn_segments"]]
         for name, (penalty, drift) in swept.items():
             means, settings = calls[i]
             assert len(means) == len(sent_starts), "a recorded call of another document"
@@ -414,6 +426,7 @@ def evaluate(
     peers: bool = True,
     penalties: Sequence[float] = (),
     drifts: Sequence[float] = (),
+    against: Optional[Dict[str, Any]] = None,
     threads: int = 1,
     sets: Optional[Dict[str, Callable[[], List[TopicDocument]]]] = None,
     only: Sequence[str] = (),
@@ -424,7 +437,10 @@ def evaluate(
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them); writes ``OUT.json`` and ``OUT.md`` and returns
-    what the JSON holds. ``threads`` is recorded (the caller sets torch's)."""
+    what the JSON holds. ``against``: config overrides (on top of ``overrides``) of a
+    second pipeline whose segments are scored beside, on the same documents (a row
+    naming them, with the paired difference). ``threads`` is recorded (the caller sets
+    torch's)."""
     from spacy_attnseg import load_pipeline
 
     tune = half == "tune"
@@ -454,8 +470,14 @@ def evaluate(
     chosen = {name: make for name, make in sets.items() if not only or name in only}
     nlp = load_pipeline(model, overrides=overrides or {})
     fig5 = fig5_pipeline() if peers else None
+    variants = {}
+    if against:
+        label = ", ".join(f"{key.rsplit('.', 1)[-1]}={value}" for key, value in against.items())
+        variants[f"attn_segmenter ({label})"] = load_pipeline(
+            model, overrides={**(overrides or {}), **against}
+        )
     results = {
-        name: run(nlp, fig5, make(), peers, tune, penalties, drifts)
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants)
         for name, make in chosen.items()
     }
     segmenter: Any = nlp.get_pipe("attn_segmenter")

@@ -103,6 +103,14 @@ def main(argv: Any = None) -> int:
         help="attn_segmenter setting, e.g. --set segment_cutoff=0.5",
     )
     parser.add_argument(
+        "--against",
+        action="append",
+        default=[],
+        help="an attn_segmenter setting of a second pipeline scored beside the first on the "
+        "same documents, with the paired difference (repeat for several settings of that "
+        "one pipeline), e.g. --against segment_vectors=hidden --against paragraph_penalty=0.55",
+    )
+    parser.add_argument(
         "--penalties",
         default="",
         help="comma-separated penalties scored beside the setting, from the same pass, each "
@@ -128,8 +136,9 @@ def main(argv: Any = None) -> int:
     from spacy.cli._util import parse_config_overrides
 
     # (spaCy's parsing of ``--key value``: JSON where it parses, else the string)
-    overrides = parse_config_overrides(
-        [f"--components.attn_segmenter.{item}" for item in args.override]
+    overrides, against = (
+        parse_config_overrides([f"--components.attn_segmenter.{item}" for item in items])
+        for items in (args.override, args.against)
     )
     try:
         evaluate(
@@ -141,6 +150,7 @@ def main(argv: Any = None) -> int:
             peers=not args.no_peers,
             penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
             drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
+            against=against,
             threads=args.threads,
             sets=held_out_sets(args),
             only=[name.strip() for name in args.sets.split(";") if name.strip()],

@@ -459,8 +459,15 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
 
     text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
     docs = [TopicDocument(text=text, starts=[0, text.index("Rain")])]
+    # the second pipeline's penalty is too high for any boundary: its row is "no boundary"
+    whole = {"components.attn_segmenter.segment_penalty": 1e6}
     payload = evaluate(
-        "report", tmp_path / "only", peers=False, sets={"a": never, "b": lambda: docs}, only=["b"]
+        "report",
+        tmp_path / "only",
+        peers=False,
+        sets={"a": never, "b": lambda: docs},
+        only=["b"],
+        against=whole,
     )
     assert list(payload["results"]) == ["b"]
     assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
@@ -470,6 +477,9 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     own, none = table["attn_segmenter"], table["no boundary"]
     assert own["pk_interval"] == [own["pk"]] * 2 and "pk_minus_attn_segmenter" not in own
     assert none["pk_minus_attn_segmenter"] == [pytest.approx(none["pk"] - own["pk"], abs=1e-4)] * 2
+    assert own["pk"] < none["pk"]  # the default finds the change of topic
+    variant = table["attn_segmenter (segment_penalty=1000000.0)"]
+    assert {key: value for key, value in variant.items() if key != "docs_per_s"} == none
     report = (tmp_path / "only.md").read_text()
     assert f"| no boundary | {none['pk']:.3f} | {none['pk']:.3f} to {none['pk']:.3f} | " in report
 
