@@ -184,8 +184,12 @@ def test_interval_holds_the_mean_and_moves_with_the_scores(
 
 
 @pytest.mark.parametrize("scores", [[], [[0.1, 0.2]]])
-def test_interval_of_nothing_raises(scores: list) -> None:
+def test_interval_of_no_scores_or_a_table_raises(scores: list) -> None:
     with pytest.raises(ValueError, match="non-empty"):
         mean_interval(scores)
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, 95])
+def test_interval_level_outside_zero_and_one_raises(level: float) -> None:
     with pytest.raises(ValueError, match="level"):
-        mean_interval([0.1], level=1.0)
+        mean_interval([0.1, 0.2], level=level)
