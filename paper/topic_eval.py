@@ -324,16 +324,15 @@ def run(
         topics.segment = segment  # type: ignore[assignment]
     if swept and len(calls) != len(parsed):
         raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
-    variant_docs: Dict[str, List[Any]] = {}
-    for name, other in variants.items():
-        t0 = time.perf_counter()
-        variant_docs[name] = list(other.pipe(texts, batch_size=4))
-        seconds[name] = time.perf_counter() - t0
-    fig5_docs: List[Any] = []
+    # other pipelines' own passes over the same texts: (pipeline, spans key, batch size)
+    others = {name: (other, "attn_segments", 4) for name, other in variants.items()}
     if fig5 is not None:
+        others["Fig. 5 rule (attn_head_pairs)"] = (fig5, "fig5_segments", 1)
+    other_docs: Dict[str, List[Any]] = {}
+    for name, (other, _, batch_size) in others.items():
         t0 = time.perf_counter()
-        fig5_docs = list(fig5.pipe(texts, batch_size=1))
-        seconds["Fig. 5 rule (attn_head_pairs)"] = time.perf_counter() - t0
+        other_docs[name] = list(other.pipe(texts, batch_size=batch_size))
+        seconds[name] = time.perf_counter() - t0
     for i, (gold, doc) in enumerate(tqdm(list(zip(docs, parsed, strict=True)), file=sys.stderr)):
         ref = token_starts(doc, gold.starts)
         sent_starts = [s.start for s in doc.sents]
@@ -341,9 +340,9 @@ def run(
             "attn_segmenter": [span.start for span in doc.spans["attn_segments"]],
             "no boundary": [0],
         }
-        for name, other_docs in variant_docs.items():
-            # its own sentences: map by token index (the same tokenizer)
-            hyps[name] = [span.start for span in other_docs[i].spans["attn_segments"]]
+        for name, (_, key, _) in others.items():
+            # the same text and tokenizer: its segments map by token index
+            hyps[name] = [span.start for span in other_docs[name][i].spans[key]]
         for name, (penalty, drift) in swept.items():
             means, settings = calls[i]
             assert len(means) == len(sent_starts), "a recorded call of another document"
@@ -361,11 +360,6 @@ def run(
             t0 = time.perf_counter()
             hyps[name] = [sent_starts[s] for s in system(doc)]
             seconds[name] += time.perf_counter() - t0
-        if fig5 is not None:
-            # the same text, its own (identical) sentences: map by token index
-            hyps["Fig. 5 rule (attn_head_pairs)"] = [
-                span.start for span in fig5_docs[i].spans["fig5_segments"]
-            ]
         for name, hyp in hyps.items():
             rows[name].append(score(doc, ref, hyp))
             n_segments[name].append(len(set(hyp) | {0}))
