@@ -1,6 +1,7 @@
-"""PNG figures of Halevi et al. (2026) from the accumulators of :mod:`.stats`.
+"""PNG figures of Halevi et al. (2026) from the accumulators of :mod:`.stats`, and of the
+topic-segment evaluation (:func:`plot_topic_segments`, from :mod:`.topic_eval`'s results).
 
-Every ``plot_*`` function takes an accumulator (or the merged ``{**result(), **arrays()}``
+Every ``plot_fig*`` function takes an accumulator (or the merged ``{**result(), **arrays()}``
 mapping of one, e.g. reloaded from JSON and ``.npz``), writes one PNG at ``path`` (parent
 folders are created) and returns the path. Figures are drawn on matplotlib's Agg canvas
 directly (no pyplot, no global figure state), so they render without a display. Layers
@@ -8,9 +9,10 @@ and heads are passed 0-based (negative layers count from the end) and labelled 1
 """
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Tuple, Union
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -620,6 +622,128 @@ def plot_fig13_layer_distances(
         ax.set_xlabel("distance |i - j|")
         ax.set_ylabel("probability")
     fig.suptitle("Distances of high-similarity pairs per layer")
+    return _save(fig, path)
+
+
+class TopicRow(NamedTuple):
+    """One system of one set of a topic evaluation: its mean Pk over the set's documents,
+    the 95% interval of that mean and of its paired difference from the first system
+    (``None`` where the report has none)."""
+
+    name: str
+    pk: float
+    interval: Tuple[float, float] | None
+    difference: Tuple[float, float] | None
+
+    @property
+    def tie(self) -> bool:
+        """No clear difference from the first system on the same documents: the paired
+        difference's interval holds zero."""
+        return self.difference is not None and self.difference[0] <= 0.0 <= self.difference[1]
+
+
+def topic_rows(table: Mapping[str, Any], *, leave_out: Sequence[str] = ()) -> List[TopicRow]:
+    """The systems of one set of a topic evaluation (``paper.topic_eval``'s results for a
+    set), in the table's order; entries that are not systems (the reference count) and
+    the names in ``leave_out`` are left out."""
+
+    def pair(bounds: Any) -> Tuple[float, float] | None:
+        return None if bounds is None else (float(bounds[0]), float(bounds[1]))
+
+    return [
+        TopicRow(
+            name,
+            float(row["pk"]),
+            pair(row.get("pk_interval")),
+            pair(row.get("pk_minus_attn_segmenter")),
+        )
+        for name, row in table.items()
+        if isinstance(row, Mapping) and name not in leave_out
+    ]
+
+
+TOPIC_KEY_INCHES = 1.0  # above the panels of plot_topic_segments, for its key
+
+
+def _topic_colour(name: str, first: str) -> str:
+    if name.startswith(first):
+        return "tab:blue"  # the pipeline scored and its variants
+    return "tab:orange" if "second pass" in name else "tab:grey"
+
+
+def plot_topic_segments(
+    results: Mapping[str, Mapping[str, Any]],
+    path: PathLike,
+    *,
+    baseline: str = "no boundary",
+    columns: int = 2,
+) -> Path:
+    """Pk of every system on every set of a topic evaluation (``paper.topic_eval``'s
+    ``results``: set name -> system -> row), one panel a set, the same systems on every
+    row: a dot at the mean over the set's documents and a bar over its 95% interval;
+    the dot hollow where the paired difference from the first system (the pipeline
+    scored) includes zero (a tie on the same documents). ``baseline`` ("no boundary") is
+    a dashed line rather than a row, the first system's Pk a thin blue one. Blue: the
+    pipeline scored and its variants; orange: systems that run the model again (a second
+    pass); grey: the others."""
+    if not results:
+        raise ValueError("no sets to plot: the results are empty")
+    names = list(results)
+    n_cols = max(1, min(columns, len(names)))
+    n_rows = -(-len(names) // n_cols)
+    panels = [topic_rows(results[name], leave_out=[baseline]) for name in names]
+    # the same systems in every panel: their names once, left of each row of panels
+    same = all([row.name for row in rows] == [row.name for row in panels[0]] for rows in panels)
+    lines = max(sum(len(textwrap.wrap(row.name, 30)) for row in rows) for rows in panels)
+    width = (2.2 if same else 4.4) + 3.4 * n_cols
+    panel = max(1.4, 0.6 + 0.2 * lines)  # inches: room for every system's name
+    fig, axes = _figure(n_rows, n_cols, (width, TOPIC_KEY_INCHES + panel * n_rows))
+    intervals = any(row.interval is not None for rows in panels for row in rows)
+    top = 0.0
+    for k, (ax, name, rows) in enumerate(zip(axes.flat, names, panels, strict=False)):
+        table = results[name]
+        first = rows[0].name if rows else ""
+        for y, row in enumerate(rows):
+            colour = _topic_colour(row.name, first)
+            if row.interval is not None:
+                ax.plot(row.interval, [y, y], color=colour, linewidth=2, solid_capstyle="butt")
+                top = max(top, row.interval[1])
+            ax.plot(
+                [row.pk],
+                [y],
+                marker="o",
+                markersize=6,
+                color=colour,
+                markerfacecolor="white" if row.tie else colour,
+                markeredgewidth=1.5,
+            )
+            top = max(top, row.pk)
+        if rows:
+            ax.axvline(rows[0].pk, color="tab:blue", linewidth=0.6, alpha=0.6)
+        base = table.get(baseline)
+        if isinstance(base, Mapping):
+            ax.axvline(float(base["pk"]), color="black", linestyle="--", linewidth=1)
+            top = max(top, float(base["pk"]))
+        labels = ["\n".join(textwrap.wrap(row.name, 30)) for row in rows]
+        ax.set_yticks(range(len(rows)), labels if k % n_cols == 0 or not same else [])
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        reference = table.get("reference_segments_per_doc")
+        title = name if reference is None else f"{name} ({reference:g} segments a document)"
+        ax.set_title("\n".join(textwrap.wrap(title, 48)), fontsize=8)
+        ax.set_xlabel("Pk (lower is better)", fontsize=8)
+        ax.grid(axis="x", alpha=0.3)
+    for ax in axes.flat:
+        ax.set_xlim(0.0, max(top, 0.1) * 1.05)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    fig.suptitle(
+        f"Pk and its 95% interval over documents; dashed line: {baseline};\n"
+        "hollow dot: no clear difference from the first row on the same documents"
+        if intervals
+        else f"Pk, the mean over documents (this report has no intervals); dashed line: {baseline}",
+        fontsize=9,
+    )
     return _save(fig, path)
 
 

@@ -36,7 +36,7 @@ the component's partition rule on those vectors, and chonkie's SemanticChunker; 
 paper's Fig. 5 rule (``attn_head_pairs`` with the layer and ``merge_threshold`` that
 ``scripts/evaluate_segments.py`` chose on the WikiText tuning half). docs/s is each
 system's own time (the pipeline pass for ``attn_segmenter``; the second pass included
-for its users). Writes OUT.json and OUT.md.
+for its users). Writes OUT.json, OUT.md and OUT.png (``plot``).
 
 Run by ``scripts/evaluate_topics.py`` (``spacy project run evaluate-segments``)::
 
@@ -430,7 +430,7 @@ def evaluate(
     Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
-    ``UnknownSets``, which lists them); writes ``OUT.json`` and ``OUT.md`` and returns
+    ``UnknownSets``, which lists them); writes ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns
     what the JSON holds. ``against``: config overrides (on top of ``overrides``) of a
     second pipeline whose segments are scored beside, on the same documents (a row
     naming them, with the paired difference). ``threads`` is recorded (the caller sets
@@ -513,5 +513,15 @@ def evaluate(
                 )
         lines.append("")
     out.with_suffix(".md").write_text("\n".join(lines), encoding="utf8")
+    plot(out)
     print("\n".join(lines))
     return payload
+
+
+def plot(out: Path) -> Path:
+    """Draw ``OUT.png`` from ``OUT.json`` (written by ``evaluate``): every set's Pk with
+    its interval, system by system (``paper.figures.plot_topic_segments``)."""
+    from .figures import plot_topic_segments
+
+    payload = json.loads(out.with_suffix(".json").read_text(encoding="utf8"))
+    return plot_topic_segments(payload["results"], out.with_suffix(".png"))

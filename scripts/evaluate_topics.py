@@ -1,10 +1,14 @@
-"""Topic segments of the default pipeline, as a user runs it, against peers on five sets
+"""Topic segments of the default pipeline, as a user runs it, against peers on six sets
 (synthetic pieces, WikiText pieces, WikiText-2 sections without paragraph breaks, with
-blank lines between paragraphs, and with one paragraph per line) and, on the report half,
-three of Python's documentation (pieces; sections without and with paragraph breaks);
-protocol: ``paper.topic_eval``.
+blank lines between paragraphs, with one paragraph per line and as Markdown pages) and,
+on the report half, four that no setting is chosen on (the WikiText pieces as a speech
+transcript writes them; pieces of Python's documentation, its sections without and with
+paragraph breaks); protocol: ``paper.topic_eval``. Writes OUT.json, OUT.md and OUT.png
+(every set's Pk with its interval, system by system).
 
     python scripts/evaluate_topics.py --half report --out metrics/segments
+
+With ``--plot-only``, only OUT.png is drawn again, from OUT.json.
 
 With ``--choi DIR``, only Choi's sets instead (``paper.topic_eval.choi_docs``; DIR holds
 their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them): the
@@ -31,6 +35,7 @@ from paper.topic_eval import (  # noqa: E402
     choi_docs,
     evaluate,
     manifesto_docs,
+    plot,
     spoken,
 )
 
@@ -129,7 +134,15 @@ def main(argv: Any = None) -> int:
         help="names of the sets to score, separated by ';' (the names hold commas), e.g. "
         "'wikitext, paragraphs;wikitext, Markdown headings' (default: every set of the half)",
     )
+    parser.add_argument(
+        "--plot-only",
+        action="store_true",
+        help="only draw OUT.png again from OUT.json (no evaluation)",
+    )
     args = parser.parse_args(argv)
+    if args.plot_only:
+        print(f"wrote {plot(args.out)}")
+        return 0
     import torch
 
     torch.set_num_threads(args.threads)

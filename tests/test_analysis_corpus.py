@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
+from test_analysis_stats import is_png
 from thinc.types import Ragged
 
 from paper import corpus, wikitext, window_stats
@@ -482,6 +483,7 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     assert {key: value for key, value in variant.items() if key != "docs_per_s"} == none
     report = (tmp_path / "only.md").read_text()
     assert f"| no boundary | {none['pk']:.3f} | {none['pk']:.3f} to {none['pk']:.3f} | " in report
+    assert is_png(tmp_path / "only.png")  # the same results, drawn
 
     def no_load(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a pipeline loaded before the set names were checked")

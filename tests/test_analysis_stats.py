@@ -555,6 +555,51 @@ def test_fig13(fed: Any, tmp_path: Path) -> None:
     assert is_png(figures.plot_fig13_layer_distances(fed[2], tmp_path / "f13.png"))
 
 
+TOPIC_TABLE = {
+    "attn_segmenter": {"pk": 0.2, "pk_interval": [0.15, 0.25]},
+    "no boundary": {"pk": 0.45, "pk_interval": [0.4, 0.5], "pk_minus_attn_segmenter": [0.2, 0.3]},
+    "peer (second pass)": {
+        "pk": 0.22,
+        "pk_interval": [0.18, 0.27],
+        "pk_minus_attn_segmenter": [-0.01, 0.05],
+    },
+    "a report before intervals": {"pk": 0.3},
+    "reference_segments_per_doc": 10.0,
+}
+
+
+def test_topic_rows_read_each_system_in_order() -> None:
+    """Every system but the one left out, in the table's order, with its intervals where
+    the report has them; a tie where the paired difference holds zero."""
+    rows = figures.topic_rows(TOPIC_TABLE, leave_out=["no boundary"])
+    assert rows == [
+        ("attn_segmenter", 0.2, (0.15, 0.25), None),
+        ("peer (second pass)", 0.22, (0.18, 0.27), (-0.01, 0.05)),
+        ("a report before intervals", 0.3, None, None),
+    ]
+    assert [row.tie for row in rows] == [False, True, False]
+    both = figures.topic_rows(TOPIC_TABLE)
+    assert both[1].name == "no boundary" and not both[1].tie  # 0.2 to 0.3: clearly behind
+
+
+def test_topic_figure_has_a_panel_a_set(tmp_path: Path) -> None:
+    """Two panels a row: three sets take a second row of panels, as high as the first,
+    and a second column; no set, no figure."""
+    from matplotlib.image import imread
+
+    one = figures.plot_topic_segments({"a": TOPIC_TABLE}, tmp_path / "one.png")
+    three = figures.plot_topic_segments(
+        {name: TOPIC_TABLE for name in ("a", "b", "c")}, tmp_path / "sub" / "three.png"
+    )
+    assert is_png(one) and is_png(three)
+    (high_1, wide_1), (high_3, wide_3) = imread(one).shape[:2], imread(three).shape[:2]
+    title_band = round(figures.TOPIC_KEY_INCHES * figures.DPI)
+    assert high_3 - high_1 == high_1 - title_band > 0 and wide_3 > wide_1
+    with pytest.raises(ValueError, match="no sets"):
+        figures.plot_topic_segments({}, tmp_path / "none.png")
+    assert not (tmp_path / "none.png").exists()
+
+
 def test_figures_from_saved_results(fed: Any, tmp_path: Path) -> None:
     """Figures drawn from JSON-reloaded results plus arrays, as a corpus run saves them."""
     pairs = fed[2]
