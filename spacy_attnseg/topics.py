@@ -1,11 +1,14 @@
 """Semantic (topic) segments from the transformer pass: sentence vectors -> a partition
 of the sentences (or paragraphs) -> segments within the size limits.
 
-1. **Vectors.** The captured hidden states (the sum of the last layers' outputs, see
-   ``capture``) are mean-pooled over each sentence's wordpieces (every window in which
-   they occur); a sentence whose text (up to case, whitespace and digits) occurs three
-   times or more, or which is one of three or more lines of a template (texts that differ
-   in one word), shares the mean of its group's vectors (``tie_repeats``). A unit of
+1. **Vectors.** A sentence's vector comes from the captured arrays of the pass, pooled
+   over the sentence's wordpieces (every window in which they occur): by default the
+   last layer's attention computed again within each sentence (``"local"``,
+   ``spacy_attnseg.local``), or the mean of the sum of the last layers' hidden states
+   (``"hidden"``, ``mean_vectors``; see ``capture``). A sentence whose text (up to
+   case, whitespace and digits) occurs three times or more, or which is one of three or
+   more lines of a template (texts that differ in one word), shares the mean of its
+   group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors).
    Unit vectors are centred by the document's mean, each dimension is divided by its
