@@ -141,6 +141,10 @@ def main(argv: Any = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.plot_only:
+        if not args.out.with_suffix(".json").exists():
+            parser.error(
+                f"--plot-only draws from {args.out.with_suffix('.json')}, which is not there"
+            )
         print(f"wrote {plot(args.out)}")
         return 0
     import torch
