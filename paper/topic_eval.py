@@ -308,20 +308,31 @@ def run(
     seconds: Dict[str, float] = {name: 0.0 for name in names}
     texts = [d.text for d in docs]
     second_pass_s = 0.0  # the second pass, shared by the peers that use it (cached)
-    calls: List[tuple] = []
+    # the partition's input for each document, for the sweep: None where the component
+    # returned before partitioning (a document too short to split has one segment,
+    # whatever the penalty)
+    calls: List[Optional[tuple]] = []
     segment = topics.segment
+    component: Any = nlp.get_pipe("attn_segmenter")
+    topic_segments = component.topic_segments
 
     def recorded(means: numpy.ndarray, **settings: Any) -> Any:
-        calls.append((means, settings))
+        calls[-1] = (means, settings)
         return segment(means, **settings)
 
+    def per_document(doc: Any, starts: Any) -> Any:
+        calls.append(None)
+        return topic_segments(doc, starts)
+
     topics.segment = recorded  # type: ignore[assignment]
+    component.topic_segments = per_document
     try:
         t0 = time.perf_counter()
         parsed = list(nlp.pipe(texts, batch_size=4))
         seconds["attn_segmenter"] = time.perf_counter() - t0
     finally:
         topics.segment = segment  # type: ignore[assignment]
+        del component.topic_segments
     if swept and len(calls) != len(parsed):
         raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
     # other pipelines' own passes over the same texts: (pipeline, spans key, batch size)
@@ -344,7 +355,11 @@ def run(
             # the same text and tokenizer: its segments map by token index
             hyps[name] = [span.start for span in other_docs[name][i].spans[key]]
         for name, (penalty, drift) in swept.items():
-            means, settings = calls[i]
+            call = calls[i]
+            if call is None:
+                hyps[name] = hyps["attn_segmenter"]
+                continue
+            means, settings = call
             assert len(means) == len(sent_starts), "a recorded call of another document"
             changed = {"penalty": penalty, "paragraph_penalty": penalty}
             if drift is not None:

@@ -494,6 +494,31 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     assert not (tmp_path / "x.json").exists()
 
 
+def test_penalty_sweep_at_the_default_penalty_repeats_the_default(tmp_path: Any) -> None:
+    """A penalty swept from the same pass (``penalties``) at the component's own penalty
+    gives the component's row, also where a document is too short to split (two
+    sentences: the component returns one segment before the partition runs)."""
+    from paper.synthetic import TopicDocument
+    from paper.topic_eval import evaluate
+    from spacy_attnseg.topics import PENALTY
+
+    text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
+    short = "Snow fell. It melted."
+    docs = [
+        TopicDocument(text=text, starts=[0, text.index("Rain")]),
+        TopicDocument(text=short, starts=[0]),
+    ]
+    payload = evaluate(
+        "report", tmp_path / "sweep", peers=False, sets={"b": lambda: docs}, penalties=[PENALTY]
+    )
+    table = payload["results"]["b"]
+    own, swept = table["attn_segmenter"], table[f"attn_segmenter (penalty {PENALTY})"]
+    assert {
+        k: v for k, v in swept.items() if k not in ("docs_per_s", "pk_minus_attn_segmenter")
+    } == {k: v for k, v in own.items() if k != "docs_per_s"}
+    assert swept["pk_minus_attn_segmenter"] == [0.0, 0.0]
+
+
 def pieces(doc: Any) -> List[str]:
     """The text of each reference segment of a ``TopicDocument``."""
     ends = [*doc.starts[1:], len(doc.text)]
