@@ -61,6 +61,7 @@ from spacy_attnseg.gold import read_conllu_documents
 
 from . import pydocs
 from .evaluation import load_splitter
+from .figures import plot_topic_segments
 from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, mean_interval, pk, window_diff
 from .synthetic import TopicDocument, build, join_segments
@@ -334,7 +335,7 @@ def run(
         topics.segment = segment  # type: ignore[assignment]
         del component.topic_segments
     if swept and len(calls) != len(parsed):
-        raise RuntimeError(f"{len(calls)} segment calls for {len(parsed)} documents")
+        raise RuntimeError(f"{len(calls)} topic_segments calls for {len(parsed)} documents")
     # other pipelines' own passes over the same texts: (pipeline, spans key, batch size)
     others = {name: (other, "attn_segments", 4) for name, other in variants.items()}
     if fig5 is not None:
@@ -528,7 +529,7 @@ def evaluate(
                 )
         lines.append("")
     out.with_suffix(".md").write_text("\n".join(lines), encoding="utf8")
-    plot(out)
+    plot_topic_segments(results, out.with_suffix(".png"))
     print("\n".join(lines))
     return payload
 
@@ -536,7 +537,5 @@ def evaluate(
 def plot(out: Path) -> Path:
     """Draw ``OUT.png`` from ``OUT.json`` (written by ``evaluate``): every set's Pk with
     its interval, system by system (``paper.figures.plot_topic_segments``)."""
-    from .figures import plot_topic_segments
-
     payload = json.loads(out.with_suffix(".json").read_text(encoding="utf8"))
     return plot_topic_segments(payload["results"], out.with_suffix(".png"))
