@@ -10,7 +10,10 @@ of the sentences (or paragraphs) -> segments within the size limits.
    more lines of a template (texts that differ in one word), shares the mean of its
    group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
-   (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors).
+   (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors); a
+   sentence longer than ``long_sentence_tokens`` wordpieces (text without punctuation that a
+   pipeline reads as one sentence) is read as pieces of at most ``piece_tokens``
+   (``long_sentence_pieces``), each a sentence to what follows.
    Unit vectors are centred by the document's mean, each dimension is divided by its
    spread over the document plus the mean spread (``standardise``, the default), and
    they are scaled to unit length.
@@ -75,6 +78,10 @@ VECTORS = ("local", "hidden")
 PENALTY = 0.45
 PARAGRAPH_PENALTY = 0.5
 DRIFT = 0.03
+# a sentence of more wordpieces than LONG_SENTENCE (text without punctuation read as one
+# sentence) is read as units of at most PIECE wordpieces (chosen on the tuning halves)
+LONG_SENTENCE = 128
+PIECE = 16
 
 
 def valid_drift(value: float) -> bool:
@@ -520,6 +527,26 @@ def split_tokens(
             line = i
         total += size
     return cuts
+
+
+def long_sentence_pieces(
+    starts: numpy.ndarray, sizes: numpy.ndarray, long_sentence_tokens: int, piece_tokens: int
+) -> numpy.ndarray:
+    """The units of segmentation: ``starts`` (True where a token starts a sentence) with
+    every sentence of more than ``long_sentence_tokens`` wordpieces (token ``sizes``) cut into
+    pieces of at most ``piece_tokens`` (``split_tokens``), as TextTiling reads text in
+    pseudo-sentences. Text without punctuation can be one sentence for a pipeline whose
+    sentences come from punctuation; its pieces give the partition something to
+    segment. ``long_sentence_tokens`` 0: the sentences as they are."""
+    units = numpy.array(starts, dtype=bool)
+    if long_sentence_tokens <= 0:
+        return units
+    bounds = [*numpy.flatnonzero(units).tolist(), len(units)]
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        if sizes[start:end].sum() > long_sentence_tokens:
+            for cut in split_tokens(sizes[start:end], piece_tokens):
+                units[start + cut] = True
+    return units
 
 
 def step_noise(vectors: numpy.ndarray) -> float:

@@ -538,6 +538,8 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"segment_scale": "log"}, "E028"),
         ({"min_sents": 0}, "E015"),
         ({"max_tokens": -5}, "E015"),
+        ({"long_sentence_tokens": -1}, "E015"),
+        ({"piece_tokens": 0}, "E015"),
         ({"min_sents": 5, "max_sents": 2}, "E125"),
         # (the sentence spans would replace the topic segments)
         ({"sents_key": "attn_segments"}, "E134"),
@@ -558,6 +560,7 @@ def test_config_errors_at_construction(
     [
         ({"min_sents": 0}, "Invalid `min_sents` 0: it must be a whole number of at least 1."),
         ({"max_tokens": -5}, "Invalid `max_tokens` -5: it must be a whole number of at least 0."),
+        ({"piece_tokens": 0}, "Invalid `piece_tokens` 0: it must be a whole number of at least 1."),
         ({"min_sents": 5, "max_sents": 2}, "`min_sents` 5 is more than `max_sents` 2"),
     ],
 )

@@ -274,6 +274,34 @@ def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> No
             assert sum(sizes[a : b + 1]) > max_tokens
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=60),
+    st.integers(0, 40),
+    st.integers(1, 12),
+)
+def test_long_sentences_are_read_in_pieces(
+    tokens: List[Any], long_tokens: int, piece_tokens: int
+) -> None:
+    sizes = numpy.array([size for size, _ in tokens], dtype="int64")
+    starts = numpy.array([flag for _, flag in tokens], dtype=bool)
+    starts[0] = True
+    units = topics.long_sentence_pieces(starts, sizes, long_tokens, piece_tokens)
+    assert units.dtype == bool and (units[starts]).all()  # every sentence start stays
+    bounds = [*numpy.flatnonzero(starts).tolist(), len(sizes)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        cuts = (numpy.flatnonzero(units[a + 1 : b]) + a + 1).tolist()
+        if long_tokens == 0 or sizes[a:b].sum() <= long_tokens:
+            assert cuts == []
+            continue
+        pieces = [a, *cuts, b]
+        for p, q in zip(pieces[:-1], pieces[1:], strict=True):
+            # within the cap, or one token with wordpieces (it cannot be cut)
+            assert sizes[p:q].sum() <= piece_tokens or numpy.count_nonzero(sizes[p:q]) == 1
+        for p, q in zip(pieces[:-2], pieces[1:-1], strict=True):
+            assert sizes[p : q + 1].sum() > piece_tokens  # each as long as the cap allows
+
+
 def test_enforce_limits_keeps_a_heading_with_its_text() -> None:
     same = numpy.ones((16, 3))
     sizes = numpy.ones(16, dtype="int64")
@@ -739,6 +767,35 @@ def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
     sizes = doc_wordpiece_counts(doc)
     for span in doc.spans["attn_segments"]:
         assert sizes[span.start : span.end].sum() <= 24 or len(span) == 1
+
+
+def test_text_without_punctuation_is_segmented_in_pieces(minilm_nlp: Any) -> None:
+    """The attention pipeline's sentences come from punctuation, so WikiText pieces
+    lowercased without punctuation are one sentence; the segmenter reads it in pieces of
+    at most ``piece_tokens`` wordpieces and finds the changes between the pieces (Pk
+    against the reference, ``paper.segmentation_metrics``), where without the pieces the
+    document is one segment."""
+    from paper.topic_eval import score, spoken, token_starts, wikipieces_docs
+
+    document = wikipieces_docs("tune", 1, spoken)[0]
+    doc = minilm_nlp(document.text)
+    assert len(list(doc.sents)) == 1
+    # the pieces, each as long as the cap allows (16 wordpieces, the default)
+    piece_starts, total = [0], 0
+    for i, size in enumerate(doc_wordpiece_counts(doc).tolist()):
+        if total + size > topics.PIECE and total > 0:
+            piece_starts.append(i)
+            total = 0
+        total += size
+    starts = [span.start for span in doc.spans["attn_segments"]]
+    assert len(starts) > 5 and set(starts) <= set(piece_starts)
+    reference = token_starts(doc, document.starts)
+    assert score(doc, reference, starts)["pk"] < 0.2 < 0.4 < score(doc, reference, [0])["pk"]
+    whole = load_pipeline(
+        "attention", overrides={"components.attn_segmenter.long_sentence_tokens": 0}
+    )
+    one = whole(document.text)
+    assert [span.start for span in one.spans["attn_segments"]] == [0]
 
 
 def minilm_tokenizer() -> Any:

@@ -105,6 +105,8 @@ def install_extensions() -> None:
         "max_sents": 0,
         "max_tokens": 0,
         "n_segments": 0,
+        "long_sentence_tokens": topics.LONG_SENTENCE,
+        "piece_tokens": topics.PIECE,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
     },
     default_score_weights={"sents_f": 1.0, "sents_p": 0.0, "sents_r": 0.0},
@@ -140,6 +142,8 @@ def make_attn_segmenter(
     max_sents: int,
     max_tokens: int,
     n_segments: int,
+    long_sentence_tokens: int,
+    piece_tokens: int,
     scorer: Optional[Callable],
 ) -> "AttnSegmenter":
     """Set sentence boundaries where the transformer's attention forms columns.
@@ -222,6 +226,11 @@ def make_attn_segmenter(
     max_tokens (int): most model wordpieces in a segment (0: no limit); a single
         sentence longer than that is cut between tokens.
     n_segments (int): the number of segments wanted (0: decided by the method).
+    long_sentence_tokens (int): a sentence of more model wordpieces than this (text
+        without punctuation that the sentences read as one) is segmented as pieces of at
+        most ``piece_tokens`` wordpieces, each a unit as a sentence is, so a segment may
+        start inside it (0: sentences as they are; ``doc.sents`` is not changed).
+    piece_tokens (int): the most wordpieces in a piece of a long sentence.
     """
     return AttnSegmenter(
         nlp,
@@ -254,6 +263,8 @@ def make_attn_segmenter(
         max_sents=max_sents,
         max_tokens=max_tokens,
         n_segments=n_segments,
+        long_sentence_tokens=long_sentence_tokens,
+        piece_tokens=piece_tokens,
         scorer=scorer,
     )
 
@@ -310,6 +321,8 @@ class AttnSegmenter(AttentionPipe):
         max_sents: int = 0,
         max_tokens: int = 0,
         n_segments: int = 0,
+        long_sentence_tokens: int = topics.LONG_SENTENCE,
+        piece_tokens: int = topics.PIECE,
         scorer: Optional[Callable] = None,
     ) -> None:
         install_extensions()
@@ -320,8 +333,10 @@ class AttnSegmenter(AttentionPipe):
             ("max_sents", max_sents),
             ("max_tokens", max_tokens),
             ("n_segments", n_segments),
+            ("long_sentence_tokens", long_sentence_tokens),
+            ("piece_tokens", piece_tokens),
         ):
-            least = 1 if key in ("segment_window", "min_sents") else 0
+            least = 1 if key in ("segment_window", "min_sents", "piece_tokens") else 0
             if value < least:
                 raise ValueError(Errors.E015.format(key=key, value=value, least=least))
         if 0 < max_sents < min_sents:
@@ -387,6 +402,8 @@ class AttnSegmenter(AttentionPipe):
             "max_sents": int(max_sents),
             "max_tokens": int(max_tokens),
             "n_segments": int(n_segments),
+            "long_sentence_tokens": int(long_sentence_tokens),
+            "piece_tokens": int(piece_tokens),
         }
         # the values of the config (null where the model's defaults were taken), which
         # spacy.load compares with the saved config to tell overrides
@@ -504,12 +521,17 @@ class AttnSegmenter(AttentionPipe):
             return []
         trf_data = doc._.trf_data
         output = trf_data.model_output
-        sent_starts = numpy.flatnonzero(starts)
-        n_sents = len(sent_starts)
         cfg = self.cfg
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
         token_sizes = doc_wordpiece_counts(doc)
+        # the units: the sentences, long ones in pieces
+        sent_starts = numpy.flatnonzero(
+            topics.long_sentence_pieces(
+                starts, token_sizes, cfg["long_sentence_tokens"], cfg["piece_tokens"]
+            )
+        )
+        n_sents = len(sent_starts)
         paragraph_first = paragraph_starts(doc, sent_starts)
         texts = sentence_texts(doc, sent_starts)
         headings = (
