@@ -58,6 +58,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy
 
 from spacy_attnseg.gold import read_conllu_documents
+from spacy_attnseg.windows import doc_wordpiece_counts
 
 from . import pydocs
 from .evaluation import load_splitter
@@ -313,6 +314,7 @@ def run(
     # returned before partitioning (a document too short to split has one segment,
     # whatever the penalty)
     calls: List[Optional[tuple]] = []
+    units: List[numpy.ndarray] = []  # each document's units (first tokens)
     segment = topics.segment
     component: Any = nlp.get_pipe("attn_segmenter")
     topic_segments = component.topic_segments
@@ -323,6 +325,7 @@ def run(
 
     def per_document(doc: Any, starts: Any) -> Any:
         calls.append(None)
+        units.append(component.unit_starts(starts, doc_wordpiece_counts(doc)))
         return topic_segments(doc, starts)
 
     topics.segment = recorded  # type: ignore[assignment]
@@ -361,12 +364,12 @@ def run(
                 hyps[name] = hyps["attn_segmenter"]
                 continue
             means, settings = call
-            assert len(means) == len(sent_starts), "a recorded call of another document"
+            assert len(means) == len(units[i]), "a recorded call of another document"
             changed = {"penalty": penalty, "paragraph_penalty": penalty}
             if drift is not None:
                 changed["drift"] = drift
             starts, _ = segment(means, **{**settings, **changed})
-            hyps[name] = [sent_starts[s] for s in starts]
+            hyps[name] = [int(units[i][s]) for s in starts]
         second.clear()
         if systems:
             t0 = time.perf_counter()

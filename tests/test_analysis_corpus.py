@@ -494,10 +494,14 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     assert not (tmp_path / "x.json").exists()
 
 
-def test_penalty_sweep_at_the_default_penalty_repeats_the_default(tmp_path: Any) -> None:
+@pytest.mark.parametrize("long_sentence_tokens", [0, 3])
+def test_penalty_sweep_at_the_default_penalty_repeats_the_default(
+    tmp_path: Any, long_sentence_tokens: int
+) -> None:
     """A penalty swept from the same pass (``penalties``) at the component's own penalty
     gives the component's row, also where a document is too short to split (two
-    sentences: the component returns one segment before the partition runs)."""
+    sentences: the component returns one segment before the partition runs), and where
+    the units are pieces of sentences (``long_sentence_tokens`` 3, pieces of 2)."""
     from paper.synthetic import TopicDocument
     from paper.topic_eval import evaluate
     from spacy_attnseg.topics import PENALTY
@@ -508,8 +512,14 @@ def test_penalty_sweep_at_the_default_penalty_repeats_the_default(tmp_path: Any)
         TopicDocument(text=text, starts=[0, text.index("Rain")]),
         TopicDocument(text=short, starts=[0]),
     ]
+    key = "components.attn_segmenter."
     payload = evaluate(
-        "report", tmp_path / "sweep", peers=False, sets={"b": lambda: docs}, penalties=[PENALTY]
+        "report",
+        tmp_path / "sweep",
+        overrides={f"{key}long_sentence_tokens": long_sentence_tokens, f"{key}piece_tokens": 2},
+        peers=False,
+        sets={"b": lambda: docs},
+        penalties=[PENALTY],
     )
     table = payload["results"]["b"]
     own, swept = table["attn_segmenter"], table[f"attn_segmenter (penalty {PENALTY})"]

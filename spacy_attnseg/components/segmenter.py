@@ -525,12 +525,7 @@ class AttnSegmenter(AttentionPipe):
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
         token_sizes = doc_wordpiece_counts(doc)
-        # the units: the sentences, long ones in pieces
-        sent_starts = numpy.flatnonzero(
-            topics.long_sentence_pieces(
-                starts, token_sizes, cfg["long_sentence_tokens"], cfg["piece_tokens"]
-            )
-        )
+        sent_starts = self.unit_starts(starts, token_sizes)
         n_sents = len(sent_starts)
         paragraph_first = paragraph_starts(doc, sent_starts)
         texts = sentence_texts(doc, sent_starts)
@@ -639,6 +634,17 @@ class AttnSegmenter(AttentionPipe):
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
         return segments
+
+    def unit_starts(self, starts: numpy.ndarray, token_sizes: numpy.ndarray) -> numpy.ndarray:
+        """First tokens of the units that ``topic_segments`` partitions: the sentences
+        ``starts`` (True where a token starts one), each longer than
+        ``long_sentence_tokens`` wordpieces (``token_sizes``) in pieces
+        (``topics.long_sentence_pieces``)."""
+        cfg = self.cfg
+        units = topics.long_sentence_pieces(
+            starts, token_sizes, cfg["long_sentence_tokens"], cfg["piece_tokens"]
+        )
+        return numpy.flatnonzero(units)
 
     def local_vectors(
         self, doc: Doc, sentence_of_token: numpy.ndarray, n_sents: int
