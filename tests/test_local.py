@@ -87,8 +87,11 @@ def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
 
     monkeypatch.setattr(segmenter_module, "local_means", recorded)
     model_dir = tiny_model_dir(model_type)
-    # (a low threshold: random weights find few sentences otherwise)
-    nlp = build_nlp(model_dir, segmenter={"threshold": 0.2, "min_sents": 1})
+    # (a low threshold: random weights find few sentences otherwise; the units are the
+    # sentences, long ones too)
+    nlp = build_nlp(
+        model_dir, segmenter={"threshold": 0.2, "min_sents": 1, "long_sentence_tokens": 0}
+    )
     doc, means = recorded_means(nlp, sample_text, monkeypatch)
     assert LOCAL not in doc._.trf_data.model_output  # released after its reader
     trf_data = doc._.trf_data
