@@ -325,7 +325,7 @@ def run(
 
     def per_document(doc: Any, starts: Any) -> Any:
         calls.append(None)
-        units.append(component.unit_starts(starts, doc_wordpiece_counts(doc)))
+        units.append(component.unit_starts(doc, starts, doc_wordpiece_counts(doc)))
         return topic_segments(doc, starts)
 
     topics.segment = recorded  # type: ignore[assignment]

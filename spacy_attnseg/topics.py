@@ -59,7 +59,7 @@ sentences (the partition scans at most 256 runs ending at each unit).
 
 import math
 from collections import Counter
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -530,20 +530,29 @@ def split_tokens(
 
 
 def long_sentence_pieces(
-    starts: numpy.ndarray, sizes: numpy.ndarray, long_sentence_tokens: int, piece_tokens: int
+    starts: numpy.ndarray,
+    sizes: numpy.ndarray,
+    long_sentence_tokens: int,
+    piece_tokens: int,
+    starts_line: Optional[Callable[[int], bool]] = None,
 ) -> numpy.ndarray:
     """The units of segmentation: ``starts`` (True where a token starts a sentence) with
     every sentence of more than ``long_sentence_tokens`` wordpieces (token ``sizes``) cut into
     pieces of at most ``piece_tokens`` (``split_tokens``), as TextTiling reads text in
     pseudo-sentences. Text without punctuation can be one sentence for a pipeline whose
     sentences come from punctuation; its pieces give the partition something to
-    segment. ``long_sentence_tokens`` 0: the sentences as they are."""
+    segment. A sentence with a line start after its first token (``starts_line(i)``:
+    whether token ``i`` starts a line) stays whole: a table, list or code block that the
+    sentence rules keep as one sentence. ``long_sentence_tokens`` 0: the sentences as
+    they are."""
     units = numpy.array(starts, dtype=bool)
     if long_sentence_tokens <= 0:
         return units
     bounds = [*numpy.flatnonzero(units).tolist(), len(units)]
     for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        if sizes[start:end].sum() > long_sentence_tokens:
+        if sizes[start:end].sum() > long_sentence_tokens and not (
+            starts_line is not None and any(starts_line(i) for i in range(start + 1, end))
+        ):
             for cut in split_tokens(sizes[start:end], piece_tokens):
                 units[start + cut] = True
     return units

@@ -276,22 +276,33 @@ def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> No
 
 @settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=60),
+    st.lists(
+        st.tuples(st.integers(0, 6), st.booleans(), st.integers(0, 9)), min_size=1, max_size=60
+    ),
     st.integers(0, 40),
     st.integers(1, 12),
+    st.booleans(),
 )
 def test_long_sentences_are_read_in_pieces(
-    tokens: List[Any], long_tokens: int, piece_tokens: int
+    tokens: List[Any], long_tokens: int, piece_tokens: int, use_lines: bool
 ) -> None:
-    sizes = numpy.array([size for size, _ in tokens], dtype="int64")
-    starts = numpy.array([flag for _, flag in tokens], dtype=bool)
+    sizes = numpy.array([size for size, _, _ in tokens], dtype="int64")
+    starts = numpy.array([flag for _, flag, _ in tokens], dtype=bool)
     starts[0] = True
-    units = topics.long_sentence_pieces(starts, sizes, long_tokens, piece_tokens)
+    lines = [draw == 0 for _, _, draw in tokens]  # a line starts at one token in ten
+    units = topics.long_sentence_pieces(
+        starts, sizes, long_tokens, piece_tokens, lines.__getitem__ if use_lines else None
+    )
     assert units.dtype == bool and (units[starts]).all()  # every sentence start stays
     bounds = [*numpy.flatnonzero(starts).tolist(), len(sizes)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         cuts = (numpy.flatnonzero(units[a + 1 : b]) + a + 1).tolist()
-        if long_tokens == 0 or sizes[a:b].sum() <= long_tokens:
+        # a short sentence, or one over several lines (a table, a list), stays whole
+        if (
+            long_tokens == 0
+            or sizes[a:b].sum() <= long_tokens
+            or (use_lines and any(lines[a + 1 : b]))
+        ):
             assert cuts == []
             continue
         pieces = [a, *cuts, b]

@@ -1,5 +1,6 @@
 """The ``attn_segmenter`` factory and component: sentence boundaries from attention."""
 
+import functools
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union, cast
@@ -525,7 +526,7 @@ class AttnSegmenter(AttentionPipe):
         if trf_data.wordpieces.input_ids.size == 0:
             return [(0, len(doc), 1.0)]
         token_sizes = doc_wordpiece_counts(doc)
-        sent_starts = self.unit_starts(starts, token_sizes)
+        sent_starts = self.unit_starts(doc, starts, token_sizes)
         n_sents = len(sent_starts)
         paragraph_first = paragraph_starts(doc, sent_starts)
         texts = sentence_texts(doc, sent_starts)
@@ -635,14 +636,20 @@ class AttnSegmenter(AttentionPipe):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
         return segments
 
-    def unit_starts(self, starts: numpy.ndarray, token_sizes: numpy.ndarray) -> numpy.ndarray:
+    def unit_starts(
+        self, doc: Doc, starts: numpy.ndarray, token_sizes: numpy.ndarray
+    ) -> numpy.ndarray:
         """First tokens of the units that ``topic_segments`` partitions: the sentences
         ``starts`` (True where a token starts one), each longer than
-        ``long_sentence_tokens`` wordpieces (``token_sizes``) in pieces
+        ``long_sentence_tokens`` wordpieces (``token_sizes``) on one line in pieces
         (``topics.long_sentence_pieces``)."""
         cfg = self.cfg
         units = topics.long_sentence_pieces(
-            starts, token_sizes, cfg["long_sentence_tokens"], cfg["piece_tokens"]
+            starts,
+            token_sizes,
+            cfg["long_sentence_tokens"],
+            cfg["piece_tokens"],
+            functools.partial(starts_line, doc),
         )
         return numpy.flatnonzero(units)
 
