@@ -11,9 +11,9 @@ of the sentences (or paragraphs) -> segments within the size limits.
    group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors); a
-   sentence longer than ``long_sentence_tokens`` wordpieces (text without punctuation that a
-   pipeline reads as one sentence) is read as pieces of at most ``piece_tokens``
-   (``long_sentence_pieces``), each a sentence to what follows.
+   sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
+   punctuation that a pipeline reads as one sentence) is read as pieces of at most
+   ``piece_tokens`` (``long_sentence_pieces``), each a sentence to what follows.
    Unit vectors are centred by the document's mean, each dimension is divided by its
    spread over the document plus the mean spread (``standardise``, the default), and
    they are scaled to unit length.
@@ -78,8 +78,10 @@ VECTORS = ("local", "hidden")
 PENALTY = 0.45
 PARAGRAPH_PENALTY = 0.5
 DRIFT = 0.03
-# a sentence of more wordpieces than LONG_SENTENCE (text without punctuation read as one
-# sentence) is read as units of at most PIECE wordpieces (chosen on the tuning halves)
+# a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
+# read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
+# tuning half's WikiText pieces without punctuation, LONG_SENTENCE so that punctuated
+# sentences are seldom cut
 LONG_SENTENCE = 128
 PIECE = 16
 

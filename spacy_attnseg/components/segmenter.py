@@ -227,10 +227,11 @@ def make_attn_segmenter(
     max_tokens (int): most model wordpieces in a segment (0: no limit); a single
         sentence longer than that is cut between tokens.
     n_segments (int): the number of segments wanted (0: decided by the method).
-    long_sentence_tokens (int): a sentence of more model wordpieces than this (text
-        without punctuation that the sentences read as one) is segmented as pieces of at
-        most ``piece_tokens`` wordpieces, each a unit as a sentence is, so a segment may
-        start inside it (0: sentences as they are; ``doc.sents`` is not changed).
+    long_sentence_tokens (int): a sentence on one line of more model wordpieces than
+        this (text without punctuation that the sentences read as one) is segmented as
+        pieces of at most ``piece_tokens`` wordpieces, each a unit as a sentence is, so a
+        segment may start inside it; one over several lines (a table, a list, a code
+        block) stays whole (0: sentences as they are; ``doc.sents`` is not changed).
     piece_tokens (int): the most wordpieces in a piece of a long sentence.
     """
     return AttnSegmenter(
