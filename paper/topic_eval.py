@@ -58,7 +58,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy
 
 from spacy_attnseg.gold import read_conllu_documents
-from spacy_attnseg.windows import doc_wordpiece_counts
 
 from . import pydocs
 from .evaluation import load_splitter
@@ -314,10 +313,11 @@ def run(
     # returned before partitioning (a document too short to split has one segment,
     # whatever the penalty)
     calls: List[Optional[tuple]] = []
-    units: List[numpy.ndarray] = []  # each document's units (first tokens)
+    # each document's units (first tokens), as the component found them
+    units: List[Optional[numpy.ndarray]] = []
     segment = topics.segment
     component: Any = nlp.get_pipe("attn_segmenter")
-    topic_segments = component.topic_segments
+    topic_segments, unit_starts = component.topic_segments, component.unit_starts
 
     def recorded(means: numpy.ndarray, **settings: Any) -> Any:
         calls[-1] = (means, settings)
@@ -325,18 +325,23 @@ def run(
 
     def per_document(doc: Any, starts: Any) -> Any:
         calls.append(None)
-        units.append(component.unit_starts(doc, starts, doc_wordpiece_counts(doc)))
+        units.append(None)
         return topic_segments(doc, starts)
+
+    def recorded_units(*args: Any) -> Any:
+        units[-1] = unit_starts(*args)
+        return units[-1]
 
     topics.segment = recorded  # type: ignore[assignment]
     component.topic_segments = per_document
+    component.unit_starts = recorded_units
     try:
         t0 = time.perf_counter()
         parsed = list(nlp.pipe(texts, batch_size=4))
         seconds["attn_segmenter"] = time.perf_counter() - t0
     finally:
         topics.segment = segment  # type: ignore[assignment]
-        del component.topic_segments
+        del component.topic_segments, component.unit_starts
     if swept and len(calls) != len(parsed):
         raise RuntimeError(f"{len(calls)} topic_segments calls for {len(parsed)} documents")
     # other pipelines' own passes over the same texts: (pipeline, spans key, batch size)
@@ -364,12 +369,13 @@ def run(
                 hyps[name] = hyps["attn_segmenter"]
                 continue
             means, settings = call
-            assert len(means) == len(units[i]), "a recorded call of another document"
+            found = units[i]
+            assert found is not None and len(means) == len(found), "another document's call"
             changed = {"penalty": penalty, "paragraph_penalty": penalty}
             if drift is not None:
                 changed["drift"] = drift
             starts, _ = segment(means, **{**settings, **changed})
-            hyps[name] = [int(units[i][s]) for s in starts]
+            hyps[name] = [int(found[s]) for s in starts]
         second.clear()
         if systems:
             t0 = time.perf_counter()
