@@ -10,6 +10,12 @@ paragraph breaks); protocol: ``paper.topic_eval``. Writes OUT.json, OUT.md and O
 
 With ``--plot-only``, only OUT.png is drawn again, from OUT.json.
 
+With ``--sweep KEY=V1,V2,...``, one more pipeline for each value of that setting is
+scored beside the first, each from its own pass. ``spacy project run tune-pieces`` so
+chooses ``piece_tokens`` on the tuning half's WikiText pieces written as a speech
+transcript, a set that ``--half tune`` scores only when ``--sets`` names it (the command
+is in ``project.yml``).
+
 With ``--choi DIR``, only Choi's sets instead (``paper.topic_eval.choi_docs``; DIR holds
 their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them): the
 3-11 set, or those named by ``--choi-lengths`` (e.g. ``3-11,3-5,6-8,9-11``), sentences
@@ -24,7 +30,7 @@ import argparse
 import functools
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -116,6 +122,14 @@ def main(argv: Any = None) -> int:
         "one pipeline), e.g. --against segment_vectors=hidden --against paragraph_penalty=0.55",
     )
     parser.add_argument(
+        "--sweep",
+        default="",
+        help="KEY=V1,V2,...: one more pipeline for each value of the attn_segmenter setting KEY, "
+        "each scored beside the first on the same documents from its own pass, with the paired "
+        "difference (for settings that change the units or vectors, which --penalties cannot "
+        "sweep from one pass), e.g. --sweep piece_tokens=24,32,48,64",
+    )
+    parser.add_argument(
         "--penalties",
         default="",
         help="comma-separated penalties scored beside the setting, from the same pass, each "
@@ -140,6 +154,9 @@ def main(argv: Any = None) -> int:
         help="only draw OUT.png again from OUT.json (no evaluation)",
     )
     args = parser.parse_args(argv)
+    key, _, values = args.sweep.partition("=")
+    if args.sweep and not (key.strip() and values.strip()):
+        parser.error(f"--sweep takes KEY=V1,V2,... (got {args.sweep!r})")
     if args.plot_only:
         if not args.out.with_suffix(".json").exists():
             parser.error(
@@ -153,10 +170,12 @@ def main(argv: Any = None) -> int:
     from spacy.cli._util import parse_config_overrides
 
     # (spaCy's parsing of ``--key value``: JSON where it parses, else the string)
-    overrides, against = (
-        parse_config_overrides([f"--components.attn_segmenter.{item}" for item in items])
-        for items in (args.override, args.against)
-    )
+    def settings(items: List[str]) -> Dict[str, Any]:
+        return parse_config_overrides([f"--components.attn_segmenter.{item}" for item in items])
+
+    overrides = settings(args.override)
+    against = [settings(args.against)] if args.against else []
+    against += [settings([f"{key.strip()}={v.strip()}"]) for v in values.split(",") if v.strip()]
     try:
         evaluate(
             args.half,

@@ -458,17 +458,20 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     def never() -> Any:
         raise AssertionError("a set that was not named was built")
 
+    from spacy_attnseg.topics import PENALTY
+
     text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
     docs = [TopicDocument(text=text, starts=[0, text.index("Rain")])]
-    # the second pipeline's penalty is too high for any boundary: its row is "no boundary"
-    whole = {"components.attn_segmenter.segment_penalty": 1e6}
+    # two more pipelines: the first's penalty is too high for any boundary (its row is
+    # "no boundary"), the second's is the default's (its row is attn_segmenter's)
+    key = "components.attn_segmenter.segment_penalty"
     payload = evaluate(
         "report",
         tmp_path / "only",
         peers=False,
         sets={"a": never, "b": lambda: docs},
         only=["b"],
-        against=whole,
+        against=[{key: 1e6}, {key: PENALTY}],
     )
     assert list(payload["results"]) == ["b"]
     assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
@@ -480,7 +483,13 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     assert none["pk_minus_attn_segmenter"] == [pytest.approx(none["pk"] - own["pk"], abs=1e-4)] * 2
     assert own["pk"] < none["pk"]  # the default finds the change of topic
     variant = table["attn_segmenter (segment_penalty=1000000.0)"]
-    assert {key: value for key, value in variant.items() if key != "docs_per_s"} == none
+    assert {k: v for k, v in variant.items() if k != "docs_per_s"} == none
+    same = table[f"attn_segmenter (segment_penalty={PENALTY})"]
+    assert same["pk_minus_attn_segmenter"] == [0.0, 0.0]
+    paired = ("docs_per_s", "pk_minus_attn_segmenter")
+    assert {k: v for k, v in same.items() if k not in paired} == {
+        k: v for k, v in own.items() if k != "docs_per_s"
+    }
     report = (tmp_path / "only.md").read_text()
     assert f"| no boundary | {none['pk']:.3f} | {none['pk']:.3f} to {none['pk']:.3f} | " in report
     assert is_png(tmp_path / "only.png")  # the same results, drawn
@@ -492,6 +501,81 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     with pytest.raises(UnknownSets, match=r"\['c'\].*\['a', 'b'\]"):
         evaluate("tune", tmp_path / "x", sets={"a": never, "b": never}, only=["c"])
     assert not (tmp_path / "x.json").exists()
+
+
+def test_tuning_half_scores_its_lowercase_set_only_when_named(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    """On the tuning half the WikiText pieces written as a transcript (the set that chose
+    ``piece_tokens``) are scored only when named, so the sets that choose every other
+    setting stay six; named, they are the only set scored, built from the tuning half."""
+    from paper import topic_eval
+    from paper.synthetic import TopicDocument
+
+    text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
+    built: List[tuple] = []
+
+    def maker(name: str) -> Any:
+        def make(half: str, *args: Any) -> List[TopicDocument]:
+            built.append((name, half, *args))
+            return [TopicDocument(text=text, starts=[0, text.index("Rain")])]
+
+        return make
+
+    for name in (
+        "synthetic_docs",
+        "wikipieces_docs",
+        "wikitext_docs",
+        "wikitext_paragraph_docs",
+        "wikitext_markdown_docs",
+    ):
+        monkeypatch.setattr(topic_eval, name, maker(name))
+    six = topic_eval.evaluate("tune", tmp_path / "six", peers=False)["results"]
+    assert len(six) == 6 and topic_eval.SPOKEN_PIECES not in six
+    assert ("wikipieces_docs", "tune", 40, topic_eval.spoken) not in built
+    built.clear()
+    named = topic_eval.evaluate(
+        "tune", tmp_path / "named", peers=False, only=[topic_eval.SPOKEN_PIECES]
+    )["results"]
+    assert list(named) == [topic_eval.SPOKEN_PIECES]
+    assert built == [("wikipieces_docs", "tune", 40, topic_eval.spoken)]
+
+
+def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
+    """``scripts/evaluate_topics.py --sweep KEY=V1,V2`` asks for one more pipeline per
+    value (after the one of ``--against``'s settings), values parsed as ``--set``'s; a
+    sweep without values is refused before anything loads."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_topics", ROOT / "scripts" / "evaluate_topics.py"
+    )
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    calls: List[Dict[str, Any]] = []
+    monkeypatch.setattr(script, "evaluate", lambda *args, **kwargs: calls.append(kwargs))
+    key = "components.attn_segmenter."
+    threads = ["--threads", str(torch.get_num_threads())]  # (the script sets torch's)
+    script.main(
+        ["--no-peers", "--set", "piece_tokens=8", "--against", "long_sentence_tokens=0", *threads]
+        + ["--against", "segment_vectors=hidden", "--sweep", "piece_tokens=24, 32"]
+    )
+    assert calls[0]["overrides"] == {f"{key}piece_tokens": 8}
+    assert calls[0]["against"] == [
+        {f"{key}long_sentence_tokens": 0, f"{key}segment_vectors": "hidden"},
+        {f"{key}piece_tokens": 24},
+        {f"{key}piece_tokens": 32},
+    ]
+    script.main(["--no-peers", *threads])
+    assert calls[1]["against"] == []
+    for wrong in ("piece_tokens", "piece_tokens=", "=24"):
+        with pytest.raises(SystemExit) as refused:
+            script.main(["--sweep", wrong])
+        assert refused.value.code == 2
+    assert len(calls) == 2
 
 
 @pytest.mark.parametrize("long_sentence_tokens", [0, 3])
