@@ -121,6 +121,12 @@ class Errors:
         "default) makes `segment_penalty` relative to the document's own variation from "
         "one sentence to the next; 'unit' leaves it unscaled."
     )
+    E029 = (
+        "[E029] The settings given for {path} do not fit it ({keys}): {error}. Each "
+        "override is the dotted path of a setting the config has, with a value of that "
+        "setting's type, e.g. {{'components.attn_segmenter.max_tokens': 256}}; the "
+        "README's tables list each component's settings."
+    )
     # attn_senter (spacy_attnseg.components.senter, spacy_attnseg.features)
     E101 = (
         "[E101] '{component}' found no transformer output on the doc (`doc._.trf_data` is "

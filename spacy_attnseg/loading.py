@@ -8,6 +8,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Union
 import spacy
 from spacy.language import Language
 from spacy.util import load_config, registry
+from thinc.api import ConfigValidationError
 
 from .errors import Errors, is_own_error
 
@@ -109,35 +110,52 @@ def load_pipeline(
     components keep the settings and weights the config gives).
     """
     model = "default" if model is None else model
-    overrides = dict(overrides or {})
+    given = dict(overrides or {})
+    settings = given
     if isinstance(model, str) and model in PIPELINES:
         file, preset = PIPELINES[model]
-        model, overrides = CONFIGS / file, {**preset, **overrides}
+        model, settings = CONFIGS / file, {**preset, **given}
     path = Path(model)
     if path.is_dir() and (path / "meta.json").exists():
-        return _loaded(path, lambda: spacy.load(path, config=overrides))
+        return _loaded(path, lambda: spacy.load(path, config=settings), given)
     if path.suffix == ".cfg" and path.exists():
 
         def assemble() -> Language:
-            config = load_config(path, overrides=overrides, interpolate=False)
+            config = load_config(path, overrides=settings, interpolate=False)
             nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
             nlp.initialize()
             return nlp
 
-        return _loaded(path, assemble)
+        return _loaded(path, assemble, given)
     raise ValueError(Errors.E014.format(path=path, names=", ".join(PIPELINES)))
 
 
-def _loaded(path: Path, load: Callable[[], Language]) -> Language:
+def _loaded(path: Path, load: Callable[[], Language], overrides: Dict[str, Any]) -> Language:
     """``load()``, with a failure to read ``path`` (a corrupt directory, a config that
-    does not parse or validate, missing weights) as the coded error E022; the
+    does not parse or validate, missing weights) as the coded error E022, or E029 where
+    the config's validation names a setting of ``overrides`` (the caller's); the
     package's own coded errors (an unsupported model, ...) pass unchanged."""
     try:
         return load()
     except Exception as error:
         if is_own_error(error):
             raise
-        detail = " ".join(str(error).split()) or type(error).__name__
+        problems = error.errors if isinstance(error, ConfigValidationError) else None
+        if problems:
+            # each problem as "section -> setting: what is wrong", without the config dump
+            where = [[str(part) for part in problem.get("loc", [])] for problem in problems]
+            detail = "; ".join(
+                f"{' -> '.join(loc)}: {problem.get('msg', '')}"
+                for loc, problem in zip(where, problems, strict=True)
+            )
+            named = {loc[-1] for loc in where if loc}
+            blamed = [key for key in overrides if key.rsplit(".", 1)[-1] in named]
+            if blamed:
+                raise ValueError(
+                    Errors.E029.format(path=path, keys=", ".join(blamed), error=detail)
+                ) from error
+        else:
+            detail = " ".join(str(error).split()) or type(error).__name__
         raise ValueError(
             Errors.E022.format(
                 path=path,

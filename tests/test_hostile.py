@@ -340,6 +340,33 @@ def test_corrupt_or_missing_pipeline_is_a_coded_error(tmp_path: Path) -> None:
     assert Errors.E022.startswith("[E022]")
 
 
+@pytest.mark.parametrize(
+    "key,value,problem",
+    [
+        ("components.attn_segmenter.pice_tokens", 3, "unexpected argument: 'pice_tokens'"),
+        ("components.attn_segmentr.piece_tokens", 3, "not a section value"),
+        ("components.attn_segmenter.piece_tokens", "many", "'many' is not <class 'int'>"),
+    ],
+)
+def test_a_setting_that_does_not_fit_is_named(
+    tmp_path: Path, key: str, value: Any, problem: str
+) -> None:
+    """An override that names no setting, or gives one a value of the wrong type, is
+    the coded error E029 naming the override and the problem (not the config's dump),
+    for a shipped pipeline and a saved one; a wrong value that the component checks
+    keeps its own code."""
+    saved = tmp_path / "saved"
+    load_pipeline("attention").to_disk(saved)
+    for model in ("attention", saved):
+        with pytest.raises(ValueError) as raised:
+            load_pipeline(model, overrides={key: value})
+        message = str(raised.value)
+        assert message.startswith("[E029]") and key in message and problem in message
+        assert "'nlp': <spacy" not in message and len(message) < 600
+    with pytest.raises(ValueError, match=r"^\[E015\] Invalid `piece_tokens` 0"):
+        load_pipeline("attention", overrides={"components.attn_segmenter.piece_tokens": 0})
+
+
 @pytest.mark.skipif(
     not os.environ.get("ATTNSEG_LONG"),
     reason="a 100,000-token document takes ~10 minutes on 2 cores: set ATTNSEG_LONG=1",
