@@ -152,7 +152,7 @@ def _loaded(path: Path, load: Callable[[], Language], overrides: Dict[str, Any])
             blamed = [key for key in overrides if key.rsplit(".", 1)[-1] in named]
             if blamed:
                 raise ValueError(
-                    Errors.E029.format(path=path, keys=", ".join(blamed), error=detail)
+                    Errors.E029.format(path=path, keys=", ".join(blamed), error=detail.rstrip("."))
                 ) from error
         else:
             detail = " ".join(str(error).split()) or type(error).__name__
