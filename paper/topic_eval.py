@@ -161,10 +161,8 @@ def spoken(sentence: str) -> str:
 
 # the name of a set written as ``spoken`` writes it, after the set's own name
 SPOKEN = ", lowercase without punctuation"
-# the WikiText pieces as a speech transcript writes them: on the report half a set that
-# nothing is chosen on; on the tuning half the set that chose ``piece_tokens`` (pipelines
-# whose sentences come from punctuation read it as one sentence a document), scored there
-# only when named
+# the WikiText pieces as a speech transcript writes them (the module's docstring says
+# what each half does with them)
 SPOKEN_PIECES = f"WikiText pieces{SPOKEN}"
 
 
@@ -464,9 +462,8 @@ def evaluate(
     Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
-    ``UnknownSets``, which lists them). The tuning half's lowercase set
-    (``SPOKEN_PIECES``) is scored only when named: it chooses the length of the pieces
-    of long sentences, and the sets that choose everything else stay six. Writes
+    ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` is scored
+    only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its

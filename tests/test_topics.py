@@ -801,7 +801,8 @@ def test_text_without_punctuation_is_segmented_in_pieces(minilm_nlp: Any) -> Non
     starts = [span.start for span in doc.spans["attn_segments"]]
     assert len(starts) > 5 and set(starts) <= set(piece_starts)
     reference = token_starts(doc, document.starts)
-    assert score(doc, reference, starts)["pk"] < 0.2 < 0.4 < score(doc, reference, [0])["pk"]
+    assert score(doc, reference, starts)["pk"] < 0.2
+    assert score(doc, reference, [0])["pk"] > 0.4  # one segment
     whole = load_pipeline(
         "attention", overrides={"components.attn_segmenter.long_sentence_tokens": 0}
     )
