@@ -21,7 +21,9 @@ their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them
 3-11 set, or those named by ``--choi-lengths`` (e.g. ``3-11,3-5,6-8,9-11``), sentences
 joined by spaces (no paragraph breaks); nothing is chosen on them. With ``--manifesto
 DIR``, the Manifesto set (``paper.topic_eval.manifesto_docs``; DIR holds its ``*.txt``
-files), the same way.
+files), the same way. With ``--wikipedia``, full-length Wikipedia articles of ``--half``
+(``paper.wikipedia``, in the repo), their sections the reference, without and with
+paragraph breaks (``spacy project run evaluate-wikipedia``: the report half).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any, Callable, Dict, List, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from paper import wikipedia  # noqa: E402
 from paper.topic_eval import (  # noqa: E402
     SPOKEN,
     UnknownSets,
@@ -61,18 +64,23 @@ def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, C
 
 
 def held_out_sets(args: argparse.Namespace) -> Optional[Dict[str, Callable[[], Any]]]:
-    """The sets that ``--choi`` and ``--manifesto`` name, or None (the halves' sets) when
-    neither is given; a folder without Manifesto documents stops the run before any
-    model is loaded."""
-    if args.choi is None and args.manifesto is None:
+    """The sets that ``--choi``, ``--manifesto`` and ``--wikipedia`` name, or None (the
+    halves' sets) when none is given; a folder without Manifesto documents stops the run
+    before any model is loaded."""
+    if args.choi is None and args.manifesto is None and not args.wikipedia:
         return None
-    sets = {}
+    sets: Dict[str, Callable[[], Any]] = {}
     if args.choi is not None:
         sets.update(choi_sets(args.choi, args.choi_lengths, args.choi_spoken))
     if args.manifesto is not None:
         if not any(args.manifesto.glob("*.txt")):
             raise SystemExit(f"no Manifesto documents (*.txt) under {args.manifesto}")
         sets["Manifesto"] = lambda: manifesto_docs(args.manifesto)
+    if args.wikipedia:
+        for suffix, separator in (("", " "), (", paragraphs", "\n\n")):
+            sets[f"Wikipedia sections{suffix}"] = functools.partial(
+                wikipedia.section_docs, args.half, separator
+            )
     return sets
 
 
@@ -102,6 +110,13 @@ def main(argv: Any = None) -> int:
         default=None,
         help="score the Manifesto set in DIR (its *.txt files) instead, with Choi's sets if "
         "--choi is given too",
+    )
+    parser.add_argument(
+        "--wikipedia",
+        action="store_true",
+        help="score full-length Wikipedia articles of --half instead (their sections the "
+        "reference; without and with paragraph breaks), with Choi's and the Manifesto sets "
+        "where given",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"

@@ -1,0 +1,38 @@
+"""Full-length English Wikipedia articles (``data/wikipedia``, made by
+``scripts/make_wikipedia_set.py`` from the shortened dump that gensim ships as test data)
+as a topic-segmentation set of sections of one article: 84 articles of 300-14,000 words
+and 3-16 sections, longer and more varied than WikiText-2's (which are good and
+featured articles). A document is one article, its reference segments the lead and
+each top-level section. First half (by the dump's order) tuning, second half report.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+from .synthetic import TopicDocument, join_segments
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTICLES = ROOT / "data" / "wikipedia" / "articles.jsonl.gz"
+
+
+def read_articles(path: Path = ARTICLES) -> List[Dict[str, Any]]:
+    """Each article as ``{"title", "sections": [{"heading", "paragraphs"}]}``."""
+    with gzip.open(path, "rt", encoding="utf8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def section_docs(half: str, separator: str = " ", path: Path = ARTICLES) -> List[TopicDocument]:
+    """One document per article of ``half`` ("tune": the first half, "report": the
+    second), its paragraphs joined by ``separator``; the reference segments are its
+    sections."""
+    articles = read_articles(path)
+    middle = len(articles) // 2
+    chosen = articles[:middle] if half == "tune" else articles[middle:]
+    return [
+        join_segments([section["paragraphs"] for section in a["sections"]], separator)
+        for a in chosen
+    ]
