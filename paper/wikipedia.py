@@ -1,6 +1,6 @@
 """Full-length English Wikipedia articles (``data/wikipedia``, made by
 ``scripts/make_wikipedia_set.py`` from the shortened dump that gensim ships as test data)
-as a topic-segmentation set of sections of one article: 84 articles of 300-14,000 words
+as a topic-segmentation set of sections of one article: 84 articles of 333-13,979 words
 and 3-16 sections, longer and more varied than WikiText-2's (which are good and
 featured articles). A document is one article, its reference segments the lead and
 each top-level section. First half (by the dump's order) tuning, second half report.
