@@ -11,7 +11,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import List, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def half_of(items: Sequence[T], half: str) -> List[T]:
+    """The first half of ``items`` for "tune", the second (the larger where their number
+    is odd) for "report": the topic sets' split."""
+    middle = len(items) // 2
+    return list(items[:middle] if half == "tune" else items[middle:])
 
 
 @dataclass

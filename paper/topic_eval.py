@@ -68,7 +68,7 @@ from .evaluation import load_splitter
 from .figures import plot_topic_segments
 from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, mean_interval, pk, window_diff
-from .synthetic import TopicDocument, build, join_segments
+from .synthetic import TopicDocument, build, half_of, join_segments
 from .topic_peers import SecondPass, nltk_texttiling
 from .wikitext import read_articles
 
@@ -79,9 +79,7 @@ CHONKIE_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 def wikitext_half(half: str) -> List[Any]:
-    raw = read_articles(DATA / "wikitext-2" / "wiki.test.raw")
-    middle = len(raw) // 2
-    return raw[:middle] if half == "tune" else raw[middle:]
+    return half_of(read_articles(DATA / "wikitext-2" / "wiki.test.raw"), half)
 
 
 def wikitext_docs(half: str) -> List[TopicDocument]:

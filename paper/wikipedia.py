@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .synthetic import TopicDocument, join_segments
+from .synthetic import TopicDocument, half_of, join_segments
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "data" / "wikipedia" / "articles.jsonl.gz"
@@ -26,13 +26,10 @@ def read_articles(path: Path = ARTICLES) -> List[Dict[str, Any]]:
 
 
 def section_docs(half: str, separator: str = " ", path: Path = ARTICLES) -> List[TopicDocument]:
-    """One document per article of ``half`` ("tune": the first half, "report": the
-    second), its paragraphs joined by ``separator``; the reference segments are its
-    sections."""
-    articles = read_articles(path)
-    middle = len(articles) // 2
-    chosen = articles[:middle] if half == "tune" else articles[middle:]
+    """One document per article of ``half`` (``half_of``: "tune" the first half,
+    "report" the second), its paragraphs joined by ``separator``; the reference segments
+    are its sections."""
     return [
         join_segments([section["paragraphs"] for section in a["sections"]], separator)
-        for a in chosen
+        for a in half_of(read_articles(path), half)
     ]

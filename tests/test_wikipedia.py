@@ -110,10 +110,10 @@ def test_pages_that_are_not_articles_are_left_out() -> None:
     assert make.article("Ironwork", "#REDIRECT [[Metalwork]]") == {}
     assert make.article("Iron (disambiguation)", more_parts(2)) == {}
     assert make.article("List of smiths", more_parts(2)) == {}
-    three = "Lead text that is long enough to be a paragraph of prose here.\n"
-    two_sections = three * 8 + "== One ==\n" + three
+    line = "Lead text that is long enough to be a paragraph of prose here.\n"
+    two_sections = line * 8 + "== One ==\n" + line
     assert make.article("Ironwork", two_sections) == {}
-    assert make.article("Ironwork", two_sections + "== Two ==\n" + three)
+    assert make.article("Ironwork", two_sections + "== Two ==\n" + line)
 
 
 def test_the_script_reads_the_dump_out_of_the_wheel(tmp_path: Any) -> None:
@@ -171,7 +171,9 @@ def test_section_docs_split_the_articles_into_halves(separator: str) -> None:
             assert doc.text.startswith(section[0], start)
 
 
-def test_the_wikipedia_option_scores_the_articles_of_its_half(monkeypatch: Any) -> None:
+def test_the_wikipedia_option_scores_the_articles_of_its_half(
+    monkeypatch: Any, tmp_path: Any
+) -> None:
     """``--wikipedia`` replaces the halves' sets by the articles of ``--half``, without
     and with paragraph breaks, beside Choi's sets where ``--choi`` is given too."""
     import torch
@@ -186,5 +188,15 @@ def test_the_wikipedia_option_scores_the_articles_of_its_half(monkeypatch: Any) 
     docs = sets["Wikipedia sections, paragraphs"]()
     assert [d.text for d in docs] == [d.text for d in wikipedia.section_docs("tune", "\n\n")]
     assert sets["Wikipedia sections"]()[0].text == wikipedia.section_docs("tune")[0].text
+    (tmp_path / "choi" / "3-11").mkdir(parents=True)
+    (tmp_path / "choi" / "3-11" / "1.ref").write_text("==========\nA.\n==========\n")
+    evaluate_topics.main(["--wikipedia", "--choi", str(tmp_path / "choi"), "--no-peers", *threads])
+    assert list(calls[1]["sets"]) == [
+        "Choi 3-11",
+        "Wikipedia sections",
+        "Wikipedia sections, paragraphs",
+    ]
+    report = calls[1]["sets"]["Wikipedia sections"]()
+    assert [d.text for d in report] == [d.text for d in wikipedia.section_docs("report")]
     evaluate_topics.main(["--no-peers", *threads])
-    assert calls[1]["sets"] is None
+    assert calls[2]["sets"] is None
