@@ -28,11 +28,15 @@ OTHER_LINE_ENDS = "\x0b\x1c\x1d\x1e\x85\u2028" + PARAGRAPH_SEPARATOR
 # line ends never reads "\n\x0c" as two)
 LINE_END = rf"(?:(?:\r\n|\r(?!\n)|[\n{OTHER_LINE_ENDS}])(?:\x0c|(?!\x0c))|\x0c)"
 LINE_BREAK = re.compile(LINE_END)
-# a character of a line end other than a line feed
-OTHER_LINE_END = re.compile(f"[\r\x0c{OTHER_LINE_ENDS}]")
 # a character of a line (none of the line ends), for patterns that stay within a line
 LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
 IN_LINE = f"[^{LINE_END_CHARS}]"
+# what a text's line ends may hold besides line feeds: a line end of another kind, or
+# white space (spaces, tabs) right before or after one
+LAYOUT_WHITESPACE = re.compile(
+    rf"[\r\x0c{OTHER_LINE_ENDS}]|[^\S{LINE_END_CHARS}][{LINE_END_CHARS}]"
+    rf"|[{LINE_END_CHARS}][^\S{LINE_END_CHARS}]"
+)
 # where a line starts: the text's start, or after a line end (with re.MULTILINE)
 LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
 

@@ -398,6 +398,31 @@ def line_break_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy
     return numpy.unique(after[~classes.continues[after]]).astype("int64")
 
 
+def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
+    """The first tokens of the lines that continue a list item: each line indented
+    (white space after its line end) under a line that opens an item (``opens_item``)
+    or continues one, as Markdown and reStructuredText write an item's wrapped lines
+    and further paragraphs. Sorted token indices."""
+    classes = classes or token_classes(doc)
+    space = classes.space
+    out = []
+    in_item = False
+    for i in numpy.flatnonzero(line_firsts(doc, space) & ~space).tolist():
+        if opens_item(doc, i, space):
+            in_item = True
+            continue
+        # the white space since the text before: its line ends, then the indentation
+        j = i - 1
+        while j >= 0 and space[j]:
+            j -= 1
+        gap = doc.text[doc[j].idx + len(doc[j]) if j >= 0 else 0 : doc[i].idx]
+        lines = LINE_BREAK.split(gap)
+        in_item = in_item and len(lines) > 1 and lines[-1] != ""
+        if in_item:
+            out.append(i)
+    return numpy.array(out, dtype="int64")
+
+
 def lines_end_sentences(
     doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
 ) -> numpy.ndarray:
@@ -410,11 +435,13 @@ def lines_end_sentences(
     before it belongs at the line's start); in text that is, at least
     ``MIN_WRAPPED_LINE_BREAKS``, of which ``LINE_SENTENCE_SHARE``. The lines then hold
     their sentences (``short_lines_hold_one``) in text that is not hard-wrapped, or where
-    ``LINE_HOLD_SHARE`` of the line breaks already start one. Returns a new array of
-    ``starts``' dtype."""
+    ``LINE_HOLD_SHARE`` of the line breaks already start one. The lines indented under a
+    list item (``item_continuations``) are the item's, not lines of their own: they
+    neither count nor get a start. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
-    after = line_break_starts(doc, classes)
+    # (an item's wrapped lines are no lines of their own)
+    after = numpy.setdiff1d(line_break_starts(doc, classes), item_continuations(doc, classes))
     if len(after) < MIN_LINE_BREAKS:
         return out
     started = out[after] != 0

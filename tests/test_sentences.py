@@ -1922,3 +1922,88 @@ def test_line_ends_do_not_change_the_sentences(default_nlp: Any) -> None:
         texts = [with_line_ends(text, *ends) for i in chosen for text in forms[i]]
         wanted = [expected[4 * i + j] for i in chosen for j in range(4)]
         assert sentences_of(texts) == wanted, ends
+
+
+def bulleted(items: List[str], indent: str) -> str:
+    """A Markdown page: a line, then a bulleted list of ``items``, each hard-wrapped at
+    70 characters with its wrapped lines indented by ``indent``."""
+    wrapped = [textwrap.fill(item, 70).replace("\n", "\n" + indent) for item in items]
+    return "Notes on the documents follow.\n\n" + "\n".join(f"* {item}" for item in wrapped) + "\n"
+
+
+def test_indentation_does_not_change_the_sentences(default_nlp: Any) -> None:
+    """A list whose items wrap onto indented lines (Markdown's, reStructuredText's):
+    the default pipeline gives the same sentences whether the wrapped lines are
+    indented by two or three spaces or a tab (the word features read a line break
+    without its indentation); EWT dev documents as the items. Before, a line break
+    indented by spaces was a rare word to the model, which started more sentences at
+    it than at one indented by a tab."""
+    from paper.evaluation import read_conllu_documents
+
+    items = [d.text for d in read_conllu_documents(EWT_DEV)[:40] if len(d.starts) >= 2][:30]
+    pages = [bulleted(items, indent) for indent in ("\t", "  ", "   ")]
+    found = [[" ".join(s.text.split()) for s in doc.sents] for doc in default_nlp.pipe(pages)]
+    assert len(found[0]) > len(items)
+    for indent, sentences in zip(("  ", "   "), found[1:], strict=True):
+        assert sentences == found[0], repr(indent)
+
+
+def test_wrapped_list_items_are_not_lines_of_one_sentence(default_nlp: Any) -> None:
+    """In a list whose items wrap onto indented lines, the lines that open items do
+    not make the text one of a sentence per line (``lines_end_sentences`` counts the
+    other lines): each item below is one sentence, not one per line."""
+    text = (
+        "Some notes on the release follow here.\n\n"
+        "* The first item is a long one that wraps onto the next line of the text\n"
+        "  because it holds many words, and the sentence goes on until it ends.\n"
+        "* The second item also wraps onto a second line, since the writer had a lot\n"
+        "  to say about it.\n"
+        "* A third one.\n"
+    )
+    for form in (text, text.replace("* ", "1. ", 1).replace("* ", "2. ", 1).replace("* ", "3. ")):
+        doc = default_nlp(form)
+        items = [m.start() for m in re.finditer(r"^(?:\* |\d\. )", form, re.M)]
+        assert [s.start_char for s in doc.sents] == [0, *items]
+
+
+def test_line_breaks_are_read_as_line_feeds() -> None:
+    """The word features of a whitespace token with line ends are those of its line
+    ends written as line feeds: the indentation around them and other kinds of line
+    end do not count; a blank line holding spaces is a blank line."""
+    from spacy_attnseg.components.senter import read_line_breaks_as_line_feeds
+
+    nlp = spacy.blank("en")
+    doc = nlp.make_doc("One.\n   Two.\r\n\tThree.  \n \n  Four.   Five.\x0c  Six.")
+    read_line_breaks_as_line_feeds([doc])
+
+    def features(text: str, vocab: Any = nlp.vocab) -> Tuple[str, ...]:
+        lexeme = vocab[text]
+        return (lexeme.norm_, lexeme.prefix_, lexeme.suffix_, lexeme.shape_)
+
+    spaces = [t.text for t in doc if t.is_space]
+    assert spaces == ["\n   ", "\r\n\t", " \n \n  ", "  ", "\x0c  "]
+    for text, like in zip(spaces, ["\n", "\n", "\n\n", None, "\n"], strict=True):
+        if like is None:  # (no line end: as a fresh vocab has it)
+            assert features(text) == features(text, spacy.blank("en").vocab)
+            assert features(text) != features("\n")
+        else:
+            assert features(text) == features(like), repr(text)
+
+
+@pytest.mark.parametrize(
+    "text,continued",
+    [
+        # a Markdown list whose items wrap onto indented lines
+        ("Intro.\n\n* First item\n  wraps here\n* Second\n  and here\n", ["wraps", "and"]),
+        # numbered items (reStructuredText's), a tab, and a further paragraph of an item
+        ("1. One\n\tgoes on\n2. Two\n\n   more of two\n", ["goes", "more"]),
+        # an indented line under prose, and lines at the margin after an item
+        ("Prose line\n  indented prose\n- item\nnot indented\n  nor this\n", []),
+    ],
+)
+def test_item_continuations(text: str, continued: List[str]) -> None:
+    """The lines indented under a list item, and only they, continue it."""
+    from spacy_attnseg.sentences import item_continuations
+
+    doc = EN(text)
+    assert [doc[i].text for i in item_continuations(doc)] == continued

@@ -50,7 +50,7 @@ from ..errors import Errors, Warnings
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
-from ..markup import LINE_BREAK, OTHER_LINE_END, PARAGRAPH_SEPARATOR
+from ..markup import LAYOUT_WHITESPACE, LINE_BREAK, PARAGRAPH_SEPARATOR
 from ..sentences import unmarked_starts
 from .base import CaptureReader, install_score_extensions
 
@@ -58,22 +58,27 @@ from .base import CaptureReader, install_score_extensions
 PREDICT_TOKENS = 4096
 
 
-def read_line_ends_as_line_feeds(docs: Sequence[Doc]) -> None:
-    """Give every whitespace lexeme of ``docs`` that holds a line end other than a line
+def read_line_breaks_as_line_feeds(docs: Sequence[Doc]) -> None:
+    """Give every whitespace lexeme of ``docs`` that holds a line end and is not line
+    feeds alone the word features (NORM, PREFIX, SUFFIX, SHAPE) of its line ends written
+    as line feeds (``as_line_feeds``), in the shared vocab: a line end other than a line
     feed (``markup.LINE_END``: Windows' ``"\\r\\n"``, a lone ``"\\r"``, a form feed, a
-    vertical tab, Unicode's separators) the word features (NORM, PREFIX, SUFFIX, SHAPE)
-    of the same whitespace written with line feeds (a paragraph separator as a blank
-    line), in the shared vocab: the word embeddings were trained on text whose lines end
-    in ``"\\n"``, and a text's line ends should not change its sentences."""
+    vertical tab, Unicode's separators; a paragraph separator as a blank line), and the
+    spaces and tabs around the line ends (the indentation of a list item's wrapped
+    lines, of a quoted or nested block; a blank line holding spaces). The word
+    embeddings were trained on text whose lines end in ``"\\n"`` and start at the
+    margin, and neither a text's line ends nor its indentation should change its
+    sentences."""
     for doc in docs:
-        if not OTHER_LINE_END.search(doc.text):
+        if not LAYOUT_WHITESPACE.search(doc.text):
             continue
         vocab = doc.vocab
-        for text in {t.text for t in doc if t.is_space and OTHER_LINE_END.search(t.text)}:
-            lexeme = vocab[text]
-            like = vocab[LINE_BREAK.sub(as_line_feeds, text)]
-            lexeme.norm_, lexeme.prefix_ = like.norm_, like.prefix_
-            lexeme.suffix_, lexeme.shape_ = like.suffix_, like.shape_
+        for text in {t.text for t in doc if t.is_space}:
+            like = "".join(as_line_feeds(found) for found in LINE_BREAK.finditer(text))
+            if like and like != text:
+                lexeme, same = vocab[text], vocab[like]
+                lexeme.norm_, lexeme.prefix_ = same.norm_, same.prefix_
+                lexeme.suffix_, lexeme.shape_ = same.suffix_, same.shape_
 
 
 def as_line_feeds(line_end: "re.Match[str]") -> str:
@@ -338,7 +343,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         docs = list(docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc),), dtype="float32") for doc in docs]
-        read_line_ends_as_line_feeds(docs)
+        read_line_breaks_as_line_feeds(docs)
         margin = int(self.model.attrs.get("receptive_field", 0))
         pieces: List[List[numpy.ndarray]] = [[] for _ in docs]
         group: List[Tuple[int, Union[Doc, DocRange], int, int]] = []
