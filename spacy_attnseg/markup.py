@@ -31,11 +31,12 @@ LINE_BREAK = re.compile(LINE_END)
 # a character of a line (none of the line ends), for patterns that stay within a line
 LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
 IN_LINE = f"[^{LINE_END_CHARS}]"
+# a line end with white space (spaces, tabs) after it: an indented line
+INDENTED_LINE = re.compile(rf"[{LINE_END_CHARS}][^\S{LINE_END_CHARS}]")
 # what a text's line ends may hold besides line feeds: a line end of another kind, or
-# white space (spaces, tabs) right before or after one
+# white space right before or after one
 LAYOUT_WHITESPACE = re.compile(
-    rf"[\r\x0c{OTHER_LINE_ENDS}]|[^\S{LINE_END_CHARS}][{LINE_END_CHARS}]"
-    rf"|[{LINE_END_CHARS}][^\S{LINE_END_CHARS}]"
+    rf"[\r\x0c{OTHER_LINE_ENDS}]|[^\S{LINE_END_CHARS}][{LINE_END_CHARS}]|{INDENTED_LINE.pattern}"
 )
 # where a line starts: the text's start, or after a line end (with re.MULTILINE)
 LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"

@@ -35,6 +35,7 @@ from .markup import (
     BLANK_LINE,
     CUE_LINES,
     HEADING_MARK,
+    INDENTED_LINE,
     LINE_BREAK,
     MEDIAWIKI,
     PARAGRAPH_SEPARATOR,
@@ -403,6 +404,9 @@ def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> nump
     (white space after its line end) under a line that opens an item (``opens_item``)
     or continues one, as Markdown and reStructuredText write an item's wrapped lines
     and further paragraphs. Sorted token indices."""
+    text = doc.text  # (made once: Doc.text joins every token)
+    if not INDENTED_LINE.search(text):
+        return numpy.zeros(0, dtype="int64")
     classes = classes or token_classes(doc)
     space = classes.space
     out = []
@@ -415,7 +419,7 @@ def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> nump
         j = i - 1
         while j >= 0 and space[j]:
             j -= 1
-        gap = doc.text[doc[j].idx + len(doc[j]) if j >= 0 else 0 : doc[i].idx]
+        gap = text[doc[j].idx + len(doc[j]) if j >= 0 else 0 : doc[i].idx]
         lines = LINE_BREAK.split(gap)
         in_item = in_item and len(lines) > 1 and lines[-1] != ""
         if in_item:
