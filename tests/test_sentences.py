@@ -1949,9 +1949,9 @@ def test_indentation_does_not_change_the_sentences(default_nlp: Any) -> None:
 
 
 def test_wrapped_list_items_are_not_lines_of_one_sentence(default_nlp: Any) -> None:
-    """In a list whose items wrap onto indented lines, the lines that open items do
-    not make the text one of a sentence per line (``lines_end_sentences`` counts the
-    other lines): each item below is one sentence, not one per line."""
+    """In a list whose items wrap onto indented lines, the wrapped lines are the
+    item's (``item_continuations``), not lines that hold a sentence each
+    (``lines_end_sentences``): each item below is one sentence, not one per line."""
     text = (
         "Some notes on the release follow here.\n\n"
         "* The first item is a long one that wraps onto the next line of the text\n"
