@@ -2007,3 +2007,39 @@ def test_item_continuations(text: str, continued: List[str]) -> None:
 
     doc = EN(text)
     assert [doc[i].text for i in item_continuations(doc)] == continued
+
+
+# lines of a page with lists: items, lines indented (by spaces or a tab), lines at the
+# margin, blank lines
+LIST_PAGE_LINES = {
+    "item": ["* first point", "- next point", "1. numbered point", "b) lettered point"],
+    "indented": ["  goes on here", "   and on", "\tafter a tab"],
+    "margin": ["Plain text here.", "More words"],
+    "blank": [""],
+}
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    kinds=st.lists(st.sampled_from(sorted(LIST_PAGE_LINES)), min_size=1, max_size=30),
+    pick=st.integers(0, 11),
+)
+def test_item_continuations_follow_the_lines(kinds: List[str], pick: int) -> None:
+    """``item_continuations`` against a walk over the page's lines as strings: an
+    indented line continues the item above it when the last line that is neither
+    indented nor blank opens an item (blank lines between change nothing)."""
+    from spacy_attnseg.sentences import item_continuations
+
+    lines = [LIST_PAGE_LINES[kind][pick % len(LIST_PAGE_LINES[kind])] for kind in kinds]
+    text = "\n".join(lines)
+    expected, offset, in_item = [], 0, False
+    for kind, line in zip(kinds, lines, strict=True):
+        if kind == "item":
+            in_item = True
+        elif kind == "margin":
+            in_item = False
+        elif kind == "indented" and in_item and offset > 0:
+            expected.append(offset + len(line) - len(line.lstrip()))
+        offset += len(line) + 1
+    doc = EN(text)
+    assert [doc[i].idx for i in item_continuations(doc)] == expected
