@@ -37,6 +37,7 @@ from .markup import (
     HEADING_MARK,
     INDENTED_LINE,
     LINE_BREAK,
+    LINE_END_CHARS,
     MEDIAWIKI,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
@@ -415,13 +416,10 @@ def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> nump
         if opens_item(doc, i, space):
             in_item = True
             continue
-        # the white space since the text before: its line ends, then the indentation
-        j = i - 1
-        while j >= 0 and space[j]:
-            j -= 1
-        gap = text[doc[j].idx + len(doc[j]) if j >= 0 else 0 : doc[i].idx]
-        lines = LINE_BREAK.split(gap)
-        in_item = in_item and len(lines) > 1 and lines[-1] != ""
+        # (only white space lies between a line's start and its first token: the line
+        # is indented where a character other than a line end comes right before it)
+        start = doc[i].idx
+        in_item = in_item and start > 0 and text[start - 1] not in LINE_END_CHARS
         if in_item:
             out.append(i)
     return numpy.array(out, dtype="int64")
