@@ -25,11 +25,15 @@ import gzip
 import html
 import json
 import re
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from paper.wikipedia import ARTICLES  # noqa: E402
+
 MEMBER = (
     "gensim/test/test_data/enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
 )
@@ -139,9 +143,7 @@ def article(title: str, wikitext: str) -> Dict[str, Any]:
 def main(argv: Any = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("wheel", type=Path, help="gensim-4.4.0-*.whl (pip download gensim)")
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "data" / "wikipedia" / "articles.jsonl.gz"
-    )
+    parser.add_argument("--out", type=Path, default=ARTICLES)
     args = parser.parse_args(argv)
     with zipfile.ZipFile(args.wheel) as wheel:
         xml = bz2.decompress(wheel.read(MEMBER)).decode("utf8")
