@@ -22,6 +22,10 @@ half, four more that no setting is chosen on:
   set that chose ``piece_tokens`` with the ``attention`` pipeline (``spacy project run
   tune-pieces``), so that the other settings and chonkie's threshold are still chosen on
   the six sets above;
+* ``wikitext, indented paragraphs`` (``INDENTED_PARAGRAPHS``), scored only when named
+  (``--sets``), on either half: the same articles as a typescript writes them, each
+  paragraph hard-wrapped with its first line indented, no blank lines
+  (``wikitext_indented_docs``);
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -55,6 +59,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -124,6 +129,38 @@ def wikitext_markdown_docs(half: str) -> List[TopicDocument]:
         for article in wikitext_half(half)
         if sum(len(p) for p in article.sections) >= 2
     ]
+
+
+# the set of articles whose paragraphs are marked by first-line indentation
+INDENTED_PARAGRAPHS = "wikitext, indented paragraphs"
+
+
+def wikitext_indented_docs(half: str, indent: str = "    ", width: int = 72) -> List[TopicDocument]:
+    """Articles as a typescript writes them: each paragraph hard-wrapped at ``width``
+    characters (``textwrap.fill``, between words only), its first line indented by
+    ``indent``, no blank lines; a reference segment starts at each section's first
+    word."""
+    docs = []
+    for article in wikitext_half(half):
+        if sum(len(p) for p in article.sections) < 2:
+            continue
+        parts: List[str] = []
+        starts: List[int] = []
+        offset = 0
+        for paragraphs in article.sections:
+            starts.append(offset + len(indent))
+            for paragraph in paragraphs:
+                wrapped = textwrap.fill(
+                    paragraph.strip(),
+                    width,
+                    initial_indent=indent,
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+                parts.append(wrapped)
+                offset += len(parts[-1]) + 1
+        docs.append(TopicDocument("\n".join(parts), starts))
+    return docs
 
 
 def article_sentences(half: str) -> List[List[str]]:
@@ -460,8 +497,8 @@ def evaluate(
     Python docs sets only on "report"), or on ``sets`` (name: a function that makes the
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
-    ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` is scored
-    only when named). Writes
+    ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
+    half's ``INDENTED_PARAGRAPHS`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -481,6 +518,7 @@ def evaluate(
             "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
             "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
             SPOKEN_PIECES: lambda: wikipieces_docs(half, n_synthetic, spoken),
+            INDENTED_PARAGRAPHS: lambda: wikitext_indented_docs(half),
         }
         if not tune:
             sets.update(
@@ -493,7 +531,9 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    only_when_named = {SPOKEN_PIECES} if tune and not own_sets else set()
+    only_when_named = set() if own_sets else {INDENTED_PARAGRAPHS}
+    if tune and not own_sets:
+        only_when_named.add(SPOKEN_PIECES)
     chosen = {
         name: make
         for name, make in sets.items()

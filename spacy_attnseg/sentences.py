@@ -38,10 +38,12 @@ from .markup import (
     INDENTED_LINE,
     LINE_BREAK,
     LINE_END_CHARS,
+    LINE_TEXT,
     MEDIAWIKI,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     Lines,
+    fenced_code,
     in_code,
     number_shape,
     org_blocks,
@@ -122,7 +124,8 @@ class TokenClasses:
       close with whitespace or the start of the Doc before it), or a Markdown image's
       ``!`` (``"![alt](src)"``, with whitespace or the start of the Doc before it: it
       does not continue the sentence before, as final punctuation would);
-    * ``blank``: a whitespace token holding two or more line breaks (a paragraph break);
+    * ``blank``: a whitespace token that breaks a paragraph (``paragraph_break_tokens``: a
+      blank line, or the line break before a line indented as a paragraph's first);
     * ``space``: a whitespace token;
     * ``terminal``: an ``UNAMBIGUOUS_FINAL`` mark (``。``, ``؟``, ...), which always ends
       its sentence;
@@ -239,9 +242,7 @@ def token_classes(doc: Doc) -> TokenClasses:
             closes[a:b] = not final[a - 1]
         elif b < n and values[b - 1, 5] == 0 and not space[b]:
             continues[a:b], opens[a:b] = False, True
-    blank = numpy.zeros(n, dtype=bool)
-    for i in numpy.flatnonzero(space).tolist():
-        blank[i] = is_blank_line(doc[i])
+    blank = paragraph_break_tokens(doc, space)
     terminal = numpy.isin(values[:, 0], _TERMINAL_IDS)
     return TokenClasses(continues, opens, blank, space, terminal, closes)
 
@@ -263,6 +264,24 @@ def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int
 # hard-wrapped (wrapped text keeps its lines under about 80 characters): each of its
 # line breaks ends a paragraph, as in text with one paragraph per line.
 UNWRAPPED_LINE_CHARS = 100
+
+
+def paragraph_break_tokens(doc: Doc, space: Optional[numpy.ndarray] = None) -> numpy.ndarray:
+    """Which tokens of ``doc`` break paragraphs (bool per token): the whitespace tokens
+    that hold a blank line (``is_blank_line``) and the line break before each line that
+    opens a paragraph by its indentation (``indented_paragraphs``). ``space``: per
+    token, whether it is whitespace, where the caller has it."""
+    if space is None:
+        space = doc.to_array(IS_SPACE).astype(bool) if len(doc) else numpy.zeros(0, dtype=bool)
+    out = numpy.zeros(len(doc), dtype=bool)
+    for i in numpy.flatnonzero(space).tolist():
+        out[i] = is_blank_line(doc[i])
+    indented = indented_paragraphs(doc.text)
+    if indented:
+        firsts = numpy.searchsorted(doc.to_array(IDX), indented)
+        before = firsts[firsts > 0] - 1
+        out[before[space[before]]] = True
+    return out
 
 
 def is_blank_line(token: Any) -> bool:
@@ -425,6 +444,94 @@ def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> nump
     return numpy.array(out, dtype="int64")
 
 
+# A text that marks its paragraphs by indenting their first lines (a typescript, a book,
+# text taken from a PDF) instead of leaving blank lines between them: at least
+# MIN_INDENTED_PARAGRAPHS indented lines that open with a capital or a digit (perhaps
+# after opening quotes or brackets), each directly above a line at the margin (the
+# paragraph's body) and either the text's first line or directly below a line at the
+# margin that ends a sentence (``PARAGRAPH_END``) short of the text's width (it could
+# have taken the indented line's first word: not a wrapped line, as the lines above a
+# hanging indent's are). Then every line indented as most of those are, that opens so
+# and is right below a line that ends a sentence, opens a paragraph
+# (``indented_paragraphs``): a one-line paragraph too.
+MIN_INDENTED_PARAGRAPHS = 2
+# how the last line of a paragraph ends: sentence-final punctuation, perhaps closing marks
+PARAGRAPH_END = re.compile(r"[.!?…]['\"”’)\]]*$")
+# opening quotes and brackets before a paragraph's first word
+PARAGRAPH_OPENERS = "\"'“‘«([{"
+
+
+def indented_paragraphs(text: str) -> List[int]:
+    """Character offsets of the lines of ``text`` that open a paragraph by their
+    indentation alone (``MIN_INDENTED_PARAGRAPHS``), outside fenced code and lists: a
+    line that opens a list item (``LIST_MARKER``, ``LINE_BULLETS``) or is indented under
+    one (as ``item_continuations`` reads them) opens none. Each offset is that of the
+    line's first character after its indentation. Linear in the text."""
+    if not INDENTED_LINE.search(text):
+        return []
+    lines = list(LINE_TEXT.finditer(text))
+    # (the text's width: as ``hard_wrapped`` reads it, the 90th percentile of its lines)
+    width = float(numpy.percentile([len(line.group()) for line in lines], 90)) if lines else 0.0
+    code = fenced_code(text)
+    opening: List[Tuple[int, str]] = []  # (line number, indentation)
+    body: Counter = Counter()  # the indentation of the lines a paragraph's body follows
+    in_item = False
+    for k, line in enumerate(lines):
+        indent, words = line.group(1), line.group(2)
+        if _opens_item_line(words):
+            in_item = True
+            continue
+        in_item = in_item and bool(indent)
+        first = words.lstrip(PARAGRAPH_OPENERS)[:1]
+        if in_item or not indent or not (first.isupper() or first.isdigit()):
+            continue
+        above = lines[k - 1] if k else None
+        if above is not None:
+            if not (_below(text, above, line) and PARAGRAPH_END.search(above.group(2))):
+                continue
+            opening.append((k, indent))
+        after = lines[k + 1] if k + 1 < len(lines) else None
+        if (
+            (above is None or (not above.group(1) and _ends_short(above, words, width)))
+            and after is not None
+            and not after.group(1)
+            and _below(text, line, after)
+        ):
+            body[indent] += 1
+    if not body or max(body.values()) < MIN_INDENTED_PARAGRAPHS:
+        return []
+    indent = body.most_common(1)[0][0]
+    starts = [a for a, _ in code]
+    return [
+        lines[k].start(2)
+        for k, found in opening
+        if found == indent and outside(code, starts, lines[k].start(2))
+    ]
+
+
+def _ends_short(above: "re.Match[str]", words: str, width: float) -> bool:
+    """Whether the line ``above`` (a ``LINE_TEXT`` match) ends short of the text's
+    ``width``: it could have taken the first word of the next line's ``words``, so its
+    break is the writer's (a paragraph's last line), not a wrap (as under a hanging
+    indent, where the line above an indented one is full)."""
+    return len(above.group()) + 1 + len(words.split()[0]) <= width
+
+
+def _below(text: str, above: "re.Match[str]", line: "re.Match[str]") -> bool:
+    """Whether ``line`` (a ``LINE_TEXT`` match) is directly below ``above``: one line
+    break between them, no blank line."""
+    return len(LINE_BREAK.findall(text, above.end(2), line.start(2))) == 1
+
+
+def _opens_item_line(words: str) -> bool:
+    """Whether a line's text (without its indentation) opens a list item: a bullet from
+    ``LINE_BULLETS`` or a ``LIST_MARKER``, then whitespace."""
+    if words[:1] in LINE_BULLETS and words[1:2].isspace():
+        return True
+    marker = LIST_MARKER.match(words)
+    return marker is not None and words[marker.end() : marker.end() + 1].isspace()
+
+
 def lines_end_sentences(
     doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
 ) -> numpy.ndarray:
@@ -527,25 +634,30 @@ def sentence_paragraphs(paragraph_first: Any) -> bool:
 
 def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it opens a paragraph: the
-    first does, and one whose preceding whitespace tokens hold a blank line or, in a
-    text with one paragraph per line (``lines_are_paragraphs``) whose lines are not
-    single sentences (``SENTENCE_LINES_SHARE``), a line break."""
+    first does, and one whose preceding whitespace tokens break a paragraph
+    (``paragraph_break_tokens``: a blank line, or a line break before a line indented as a
+    paragraph's first) or, in a text with one paragraph per line
+    (``lines_are_paragraphs``) whose lines are not single sentences
+    (``SENTENCE_LINES_SHARE``), hold a line break."""
+    breaks = paragraph_break_tokens(doc)
     if len(sent_starts) and lines_are_paragraphs(doc.text):
-        lines = _break_before(doc, sent_starts, per_line=True)
+        lines = _break_before(doc, sent_starts, breaks, per_line=True)
         if not sentence_paragraphs(lines):
             return lines
-    return _break_before(doc, sent_starts, per_line=False)
+    return _break_before(doc, sent_starts, breaks, per_line=False)
 
 
-def _break_before(doc: Doc, sent_starts: Any, *, per_line: bool) -> numpy.ndarray:
-    """For each sentence, whether it is the first or the whitespace tokens before it hold
-    a blank line or, with ``per_line``, a line break."""
+def _break_before(
+    doc: Doc, sent_starts: Any, breaks: numpy.ndarray, *, per_line: bool
+) -> numpy.ndarray:
+    """For each sentence, whether it is the first or the whitespace tokens before it
+    break a paragraph (``breaks``: per token) or, with ``per_line``, hold a line break."""
     out = numpy.zeros(len(sent_starts), dtype=bool)
     for k, start in enumerate(sent_starts):
         i = int(start) - 1
         blank = k == 0
         while not blank and i >= 0 and doc[i].is_space:
-            blank = is_blank_line(doc[i]) or bool(per_line and LINE_BREAK.search(doc[i].text))
+            blank = bool(breaks[i]) or bool(per_line and LINE_BREAK.search(doc[i].text))
             i -= 1
         out[k] = blank
     return out
@@ -722,8 +834,9 @@ def placed_starts(
     these, so ``"Hello!?"`` stays one sentence and whitespace ends the sentence before
     it, as in spaCy's parser. A start predicted just after opening brackets or quotes
     moves back onto them: the sentence ``"Why?"`` starts at its quote. With
-    ``paragraph_breaks``, the first token after a blank line (a whitespace token holding
-    two or more line breaks) that follows some text always starts a sentence. So does
+    ``paragraph_breaks``, the first token after a paragraph break that follows some text
+    always starts a sentence (``TokenClasses.blank``: a blank line, or a line break
+    before a line indented as a paragraph's first). So does
     the first token after an unambiguous terminal such as ``。`` or ``؟``
     (``TokenClasses.terminal``). Returns a new array of ``starts``' dtype.
     """

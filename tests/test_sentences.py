@@ -2043,3 +2043,134 @@ def test_item_continuations_follow_the_lines(kinds: List[str], pick: int) -> Non
         offset += len(line) + 1
     doc = EN(text)
     assert [doc[i].idx for i in item_continuations(doc)] == expected
+
+
+@pytest.mark.parametrize(
+    "text, opened",
+    [
+        # paragraphs whose first lines are indented (four spaces, a tab), one of one line
+        (
+            "    The mill stood by the river.\nIt ground corn for bread.\n"
+            "    Today it is a museum.\nVisitors come on Sundays.\n"
+            "    “We keep it running,” she said.\n    Nobody owns the land.\nThe council asked.\n",
+            ["Today", "“We", "Nobody"],
+        ),
+        (
+            "The mill stood.\n\tIt ground corn for the bread of the valley, and flour\n"
+            "for the town.\n\t2 people work there now, and they keep the wheel turning\n"
+            "on Sundays.\n",
+            ["It", "2"],
+        ),
+        # one indented first line is no evidence of the layout
+        ("The mill stood.\n    Today it is a museum.\nVisitors come.\n", []),
+        # a quotation indented as a block: no paragraph's body below its first line
+        (
+            "He wrote:\n    The mill stood.\n    It ground corn.\nThen he left.\n"
+            "    Today it is gone.\n    Nothing is left.\n",
+            [],
+        ),
+        # a hanging indent (references): the lines above the indented ones are full
+        (
+            "Smith, J. (2020). A study of mills and the rivers that drive their wheels.\n"
+            "    Journal of Rivers, 12, 1-10.\n"
+            "Jones, K. (2019). Corn and bread in the north: a history of the old mills.\n"
+            "    Mill Studies, 3, 5-9.\n"
+            "Brown, A. (2018). How the people of the valley once ground their corn here.\n"
+            "    Valley Press.\n",
+            [],
+        ),
+        # a list's wrapped items, and definitions under their terms (numpydoc)
+        ("* First item.\n  Second line of it.\nText.\n* Next item.\n  More of it.\nEnd.\n", []),
+        ("x : int\n    The value.\ny : str\n    The name.\nMore text.\n", []),
+        # a line under a sentence's end that opens in lower case continues it
+        ("Done here.\n    and more.\nok\nDone.\n    and more.\nok\n", []),
+        # the same layout inside a fenced code block
+        ("```\nDone.\n    Return it.\nok\nDone.\n    Return it.\nok\n```\nText.\n", []),
+        # different indentations: those of most first lines open paragraphs
+        (
+            "Intro ends.\n  One paragraph opens here and its body runs on below it\n"
+            "at the margin.\n  Two paragraphs open so, and the body of this one runs on\n"
+            "at the margin too.\n      Three is indented further, a line a writer set apart\n"
+            "from the rest.\n",
+            ["One", "Two"],
+        ),
+    ],
+)
+def test_indented_paragraphs(text: str, opened: List[str]) -> None:
+    """A text that indents its paragraphs' first lines, and only such a text, has
+    paragraphs opened by indentation."""
+    from spacy_attnseg.sentences import indented_paragraphs
+
+    assert [text[a:].split()[0] for a in indented_paragraphs(text)] == opened
+
+
+WORDS = ["the", "mill", "river", "corn", "bread", "stood", "by", "ground", "people", "once"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lengths=st.lists(st.integers(1, 4), min_size=1, max_size=12),
+    indent=st.sampled_from(["  ", "    ", "\t", "   "]),
+    seed=st.integers(0, 1000),
+)
+def test_indented_paragraphs_follow_the_paragraphs(
+    lengths: List[int], indent: str, seed: int
+) -> None:
+    """``indented_paragraphs`` against the paragraphs a text was written from: each
+    paragraph of ``lengths`` lines (a capital first, a short line with a full stop
+    last), its first line indented. The layout shows where at least two paragraphs of
+    two or more lines each follow the text's start or another such paragraph (a body at
+    the margin below an indented line that follows a short one at the margin); then
+    every paragraph but the first opens by its indentation."""
+    from spacy_attnseg.sentences import MIN_INDENTED_PARAGRAPHS, indented_paragraphs
+
+    draw = random.Random(seed)
+    paragraphs = []
+    for n in lengths:
+        # (lines of ten words, the last of one: it ends short of the text's width)
+        lines = [" ".join(draw.choice(WORDS) for _ in range(10)) for _ in range(n - 1)]
+        lines.append(draw.choice(WORDS) + ".")
+        lines[0] = indent + lines[0].capitalize()
+        paragraphs.append(lines)
+    text = "\n".join(line for lines in paragraphs for line in lines) + "\n"
+    shown = sum(n >= 2 and (k == 0 or lengths[k - 1] >= 2) for k, n in enumerate(lengths))
+    openings, offset = [], 0
+    for k, lines in enumerate(paragraphs):
+        if k:
+            openings.append(offset + len(indent))
+        offset += sum(len(line) + 1 for line in lines)
+    expected = openings if shown >= MIN_INDENTED_PARAGRAPHS else []
+    assert indented_paragraphs(text) == expected
+
+
+def test_indented_first_lines_open_paragraphs(default_nlp: Any) -> None:
+    """EWT dev documents as the paragraphs of a hard-wrapped text whose first lines are
+    indented (two or four spaces, a tab), no blank lines. Each document that opens with
+    a capital, a digit or a quote, after one that ends with a full stop, question or
+    exclamation mark, opens a paragraph (others may be a sentence's lines: e-mail
+    without final punctuation, a line in lower case); it opens a sentence too, and the
+    topic segments start at such paragraphs (or at a rule, a line that keeps with the
+    text after it), as where blank lines separate them."""
+    from paper.evaluation import read_conllu_documents
+
+    texts = [d.text for d in read_conllu_documents(EWT_DEV)[:60] if len(d.starts) >= 2][:30]
+    shown = [
+        k
+        for k in range(1, len(texts))
+        if re.search(r"[.!?][\"')\]]*$", texts[k - 1].strip())
+        and re.match(r"[\"'(]*[A-Z0-9]", texts[k].strip())
+    ]
+    assert len(shown) >= 15
+    for indent in ("  ", "    ", "\t"):
+        page = "\n".join(textwrap.fill(t, 70, initial_indent=indent) for t in texts) + "\n"
+        begins = [m.end() for m in re.finditer(rf"^{indent}", page, re.M)]
+        openings = [begins[k] for k in shown]
+        doc = default_nlp(page)
+        firsts = [s.start for s in doc.sents]
+        assert set(openings) <= {doc[i].idx for i in firsts}, repr(indent)
+        opened = paragraph_starts(doc, firsts)
+        assert [doc[i].idx for i, o in zip(firsts, opened, strict=True) if o][1:] == openings
+        # (a line without letters or digits, a rule, keeps with the text after it)
+        rules = [m.start() for m in re.finditer(r"^[^\w\n]+$", page, re.M)]
+        segments = [span.start_char for span in doc.spans["attn_segments"]]
+        assert len(segments) > 1 and set(segments[1:]) <= set(openings + rules), repr(indent)

@@ -163,8 +163,9 @@ def make_attn_segmenter(
         threshold 0.5 and punctuation, with a warning (W002) to calibrate.
     preset (str): "paper" for the paper's recipe (final layer, all heads, any token),
         overriding layers, heads and candidates; "" to use them.
-    paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
-        whatever the attention says, and so does every line break of a text with one
+    paragraph_breaks (bool): a paragraph break (a blank line, or the line break before
+        a paragraph's indented first line: ``sentences.paragraph_break_tokens``) ends a
+        sentence, whatever the attention says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     sentences (bool): set sentence boundaries and separator scores; false leaves the

@@ -155,8 +155,9 @@ def make_attn_senter(
         threshold for a start that no final punctuation precedes (in edited text such a
         start is usually a missing comma; ``sentences.unmarked_starts``); None:
         ``threshold``.
-    paragraph_breaks (bool): a blank line (two or more line breaks) ends a sentence,
-        whatever the model says, and so does every line break of a text with one
+    paragraph_breaks (bool): a paragraph break (a blank line, or the line break before
+        a paragraph's indented first line: ``sentences.paragraph_break_tokens``) ends a
+        sentence, whatever the model says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``). Either way no sentence
         starts on whitespace or on punctuation that closes the sentence before it, and
         one that starts after an opening bracket or quote starts on it, and a list
