@@ -28,10 +28,12 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
@@ -395,6 +397,170 @@ def long(output: Path, modes: str, sizes: str, threads: int) -> None:
             f"{results[mode][lengths[-1]]['seconds']:.0f} |"
         )
     _write({"machine": machine, "results": results}, output, table)
+
+
+# The text layouts of the `layout` benchmark, each written from WikiText-2 test articles
+LAYOUTS = (
+    "joined by spaces",
+    "blank lines",
+    "one paragraph per line",
+    "hard-wrapped",
+    "indented paragraphs",
+    "Markdown",
+)
+WIKITEXT_TEST = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
+# a fenced code block, after every CODE_EVERY-th paragraph of a Markdown page
+CODE_BLOCK = "```python\nfor line in open(path):\n    print(line.strip())\n```"
+CODE_EVERY = 5
+# every LIST_EVERY-th paragraph of a Markdown page is a list of its sentences
+LIST_EVERY = 3
+
+
+def layout_article(layout: str, article: Any) -> str:
+    """One article's paragraphs (a ``paper.wikitext.Article``: its sections, the lead
+    first under the title, each under its heading) written in ``layout`` (one of
+    ``LAYOUTS``): joined by spaces, separated by blank lines or by line breaks,
+    hard-wrapped at 72 between blank lines, hard-wrapped with each first line indented
+    by four spaces and no blank lines, or as a Markdown page
+    (``# title``, ``## heading``s, every ``LIST_EVERY``-th paragraph a bulleted list of
+    its sentences whose wrapped lines are indented, a fenced code block after every
+    ``CODE_EVERY``-th)."""
+    paragraphs = [p for section in article.sections for p in section]
+    if layout == "joined by spaces":
+        return " ".join(paragraphs)
+    if layout == "blank lines":
+        return "\n\n".join(paragraphs)
+    if layout == "one paragraph per line":
+        return "\n".join(paragraphs)
+    if layout == "hard-wrapped":
+        return "\n\n".join(textwrap.fill(p, 72) for p in paragraphs)
+    if layout == "indented paragraphs":
+        return "\n".join(textwrap.fill(p, 72, initial_indent="    ") for p in paragraphs)
+    if layout != "Markdown":
+        raise ValueError(f"unknown layout {layout!r}: choose from {LAYOUTS}")
+    blocks, k = [f"# {article.headings[0]}"], 0
+    for heading, section in zip(article.headings, article.sections, strict=True):
+        if blocks[1:]:
+            blocks.append(f"## {heading}")
+        for paragraph in section:
+            k += 1
+            if k % LIST_EVERY == 0:
+                items = re.split(r"(?<=[.!?])\s+(?=[A-Z])", paragraph)
+                blocks.append(
+                    "\n".join(
+                        "* " + textwrap.fill(item, 70, subsequent_indent="  ") for item in items
+                    )
+                )
+            else:
+                blocks.append(textwrap.fill(paragraph, 80))
+            if k % CODE_EVERY == 0:
+                blocks.append(CODE_BLOCK)
+    return "\n\n".join(blocks)
+
+
+def layout_text(layout: str, n_tokens: int) -> str:
+    """One document of about ``n_tokens`` spaCy tokens: WikiText-2 test articles (each
+    once, readable), each written in ``layout`` (``layout_article``), in turn."""
+    from .wikitext import read_articles
+
+    separator = " " if layout == "joined by spaces" else "\n" if "line" in layout else "\n\n"
+    parts: List[str] = []
+    words = 0
+    for article in read_articles(WIKITEXT_TEST, readable=True):
+        if words >= n_tokens:
+            break
+        parts.append(layout_article(layout, article))
+        # WikiText averages about 1.2 spaCy tokens per whitespace-separated word
+        words += int(len(parts[-1].split()) * 1.2)
+    if words < n_tokens:
+        raise ValueError(f"WikiText-2 test holds about {words:,} tokens, not {n_tokens:,}")
+    return separator.join(parts)
+
+
+def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
+    """Seconds of the rules that read a Doc's layout, on ``text`` (no model runs):
+    the sentences (``sentences.unmarked_starts``, as ``attn_senter`` decides them, from
+    start probabilities of 0.9 after sentence-final punctuation and 0.02 elsewhere) and
+    the topic segments' units (paragraphs, headings, repeated sentences: what
+    ``attn_segmenter`` reads before it partitions)."""
+    import numpy
+
+    from spacy_attnseg import sentences, topics
+
+    doc = nlp.make_doc(text)
+    final = sentences.sentence_final(doc)
+    probs = numpy.full(len(doc), 0.02)
+    probs[1:][final[:-1]] = 0.9
+    start = time.perf_counter()
+    starts = sentences.unmarked_starts(doc, probs, 0.5, 0.75, paragraph_breaks=True)
+    middle = time.perf_counter()
+    firsts = numpy.flatnonzero(starts)
+    paragraph_first = sentences.paragraph_starts(doc, firsts)
+    texts = sentences.sentence_texts(doc, firsts)
+    headings = sentences.heading_sentences(doc, firsts, paragraph_first, texts)
+    sentences.heads_prose(headings, paragraph_first, texts)
+    topics.repeat_groups(texts)
+    end = time.perf_counter()
+    return {
+        "n_tokens": len(doc),
+        "n_sentences": len(firsts),
+        "n_paragraphs": int(paragraph_first.sum()),
+        "sentences_s": middle - start,
+        "units_s": end - middle,
+    }
+
+
+def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
+    """Seconds of the layout rules (``layout_seconds``) on one document of each length
+    in each layout (``layout_text``), the fastest of ``repeats`` runs: the rules must
+    grow linearly with the document, whatever its layout (a rule that reads the text
+    once per line would not)."""
+    import spacy_attnseg
+
+    machine = _machine(1)
+    nlp = spacy_attnseg.load_pipeline()
+    chosen = [name.strip() for name in layouts.split(",") if name.strip()]
+    lengths = [int(s) for s in sizes.split(",")]
+    results: Dict[str, Dict[int, Dict[str, Any]]] = {name: {} for name in chosen}
+    growth: Dict[str, float] = {}
+    for name in chosen:
+        for n in lengths:
+            text = layout_text(name, n)
+            runs = [layout_seconds(nlp, text) for _ in range(repeats)]
+            best = min(runs, key=lambda r: r["sentences_s"] + r["units_s"])
+            results[name][n] = best
+            print(
+                f"{name}, {best['n_tokens']} tokens: sentences {best['sentences_s']:.2f} s, "
+                f"units {best['units_s']:.2f} s",
+                flush=True,
+            )
+    machine["loadavg_after"] = os.getloadavg()
+    header = " | ".join(f"{n:,} tokens: s (ms per 1,000 tokens)" for n in lengths)
+    table = [
+        f"Seconds of the rules that read the layout (no model runs: sentences as "
+        f"attn_senter decides them from given start probabilities, then the topic "
+        f"segments' paragraphs, headings and repeated sentences) on one document of "
+        f"WikiText-2 test articles per layout, the fastest of {repeats} runs, load average "
+        f"before {machine['loadavg_before'][0]:.2f}, after "
+        f"{machine['loadavg_after'][0]:.2f}. Growth: the time's ratio between the last two "
+        f"lengths over their tokens' ratio (1: linear).",
+        "",
+        f"| layout | {header} | growth |",
+        "|---|" + "---:|" * (len(lengths) + 1),
+    ]
+    for name in chosen:
+        cells = []
+        for n in lengths:
+            r = results[name][n]
+            seconds = r["sentences_s"] + r["units_s"]
+            r["ms_per_1000_tokens"] = 1e6 * seconds / r["n_tokens"]
+            cells.append(f"{seconds:.2f} ({r['ms_per_1000_tokens']:.1f})")
+        growth[name] = float("nan")
+        if len(lengths) > 1:
+            before, last = (results[name][n] for n in lengths[-2:])
+            growth[name] = last["ms_per_1000_tokens"] / before["ms_per_1000_tokens"]
+        table.append(f"| {name} | {' | '.join(cells)} | {growth[name]:.2f} |")
+    _write({"machine": machine, "results": results, "growth": growth}, output, table)
 
 
 def run_one_scale(engine: str, workers: int, n_docs: int, partition: int) -> None:

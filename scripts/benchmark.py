@@ -5,6 +5,7 @@
     python scripts/benchmark.py memory metrics/benchmark_memory
     python scripts/benchmark.py long metrics/benchmark_long
     python scripts/benchmark.py scale metrics/benchmark_scale
+    python scripts/benchmark.py layout metrics/benchmark_layout
 """
 
 import sys
@@ -85,6 +86,19 @@ def long(
 ) -> None:
     """Peak RSS and time of one document of each length through each configuration."""
     benchmark.long(output, modes, sizes, threads)
+
+
+@app.command("layout")
+def layout(
+    output: Path = OUTPUT,
+    layouts: str = typer.Option(
+        ",".join(benchmark.LAYOUTS), help="Comma-separated layouts of the text."
+    ),
+    sizes: str = typer.Option("1000,10000,100000", help="Comma-separated document lengths."),
+    repeats: int = typer.Option(3, help="Runs per layout and length; the fastest is kept."),
+) -> None:
+    """Seconds of the rules that read the layout, on one document of each length per layout."""
+    benchmark.layout(output, layouts, sizes, repeats)
 
 
 @app.command("scale")

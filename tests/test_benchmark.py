@@ -109,3 +109,43 @@ def test_gpu_check_counts_the_decisions_that_differ(tmp_path: Path) -> None:
     # a span that moved is one span gone and one new
     assert changed["spans_differ"] == 2
     assert abs(changed["max_score_diff"] - 0.25) < 1e-6
+
+
+def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
+    """``scripts/benchmark.py layout``: one document per layout and length, of at least
+    that many tokens, written in its layout (the paragraphs and headings the rules find
+    are those the text was written with), and the report of every one."""
+    from paper.wikitext import read_articles
+    from spacy_attnseg.sentences import indented_paragraphs
+
+    first = read_articles(benchmark.WIKITEXT_TEST, readable=True)[0]
+    n_paragraphs = sum(len(section) for section in first.sections)
+    blank = benchmark.layout_article("blank lines", first)
+    assert blank.count("\n\n") == n_paragraphs - 1 and "\n\n\n" not in blank
+    indented = benchmark.layout_article("indented paragraphs", first)
+    assert "\n\n" not in indented
+    assert len(indented_paragraphs(indented)) == n_paragraphs - 1
+    page = benchmark.layout_article("Markdown", first)
+    assert page.startswith(f"# {first.headings[0]}\n\n")
+    assert page.count("\n## ") == len(first.sections) - 1
+    assert page.count("```") == 2 * (n_paragraphs // benchmark.CODE_EVERY)
+    assert "\n  " in page and "\n* " in page  # list items, their wrapped lines indented
+    out = tmp_path / "layout"
+    benchmark.layout(out, ",".join(benchmark.LAYOUTS), "500,1000", 1)
+    results = json.loads(out.with_suffix(".json").read_text())["results"]
+    nlp = spacy.blank("en")
+    for name in benchmark.LAYOUTS:
+        for n in ("500", "1000"):
+            text = benchmark.layout_text(name, int(n))
+            row = results[name][n]
+            assert row["n_tokens"] == len(nlp.make_doc(text)) >= int(n)
+            assert row["sentences_s"] > 0 and row["units_s"] > 0
+    for name in ("blank lines", "hard-wrapped", "indented paragraphs"):
+        row = results[name]["1000"]
+        text = benchmark.layout_text(name, 1000)
+        paragraphs = len([p for p in text.split("\n\n") if p.strip()])
+        if name == "indented paragraphs":
+            paragraphs = len([line for line in text.split("\n") if line.startswith("    ")])
+        assert row["n_paragraphs"] == paragraphs, name
+    report = out.with_suffix(".md").read_text()
+    assert all(f"| {name} | " in report for name in benchmark.LAYOUTS)
