@@ -405,6 +405,7 @@ LAYOUTS = (
     "blank lines",
     "one paragraph per line",
     "hard-wrapped",
+    "hard-wrapped without blank lines",
     "indented paragraphs",
     "Markdown",
 )
@@ -420,8 +421,9 @@ def layout_article(layout: str, article: Any) -> str:
     """One article's paragraphs (a ``paper.wikitext.Article``: its sections, the lead
     first under the title, each under its heading) written in ``layout`` (one of
     ``LAYOUTS``): joined by spaces, separated by blank lines or by line breaks,
-    hard-wrapped at 72 between blank lines, hard-wrapped with each first line indented
-    by four spaces and no blank lines, or as a Markdown page
+    hard-wrapped at 72 between blank lines or without them (as a PDF's text gives
+    paragraphs), hard-wrapped with each first line indented by four spaces and no blank
+    lines, or as a Markdown page
     (``# title``, ``## heading``s, every ``LIST_EVERY``-th paragraph a bulleted list of
     its sentences whose wrapped lines are indented, a fenced code block after every
     ``CODE_EVERY``-th)."""
@@ -434,6 +436,8 @@ def layout_article(layout: str, article: Any) -> str:
         return "\n".join(paragraphs)
     if layout == "hard-wrapped":
         return "\n\n".join(textwrap.fill(p, 72) for p in paragraphs)
+    if layout == "hard-wrapped without blank lines":
+        return "\n".join(textwrap.fill(p, 72) for p in paragraphs)
     if layout == "indented paragraphs":
         return "\n".join(textwrap.fill(p, 72, initial_indent="    ") for p in paragraphs)
     if layout != "Markdown":
@@ -463,7 +467,15 @@ def layout_text(layout: str, n_tokens: int) -> str:
     once, readable), each written in ``layout`` (``layout_article``), in turn."""
     from .wikitext import read_articles
 
-    separator = " " if layout == "joined by spaces" else "\n" if "line" in layout else "\n\n"
+    separator = "\n\n"
+    if layout == "joined by spaces":
+        separator = " "
+    elif layout in (
+        "one paragraph per line",
+        "hard-wrapped without blank lines",
+        "indented paragraphs",
+    ):
+        separator = "\n"
     parts: List[str] = []
     words = 0
     for article in read_articles(WIKITEXT_TEST, readable=True):

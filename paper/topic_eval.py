@@ -22,10 +22,12 @@ half, four more that no setting is chosen on:
   set that chose ``piece_tokens`` with the ``attention`` pipeline (``spacy project run
   tune-pieces``), so that the other settings and chonkie's threshold are still chosen on
   the six sets above;
-* ``wikitext, indented paragraphs`` (``INDENTED_PARAGRAPHS``), scored only when named
-  (``--sets``), on either half: the same articles as a typescript writes them, each
-  paragraph hard-wrapped with its first line indented, no blank lines
-  (``wikitext_indented_docs``);
+* ``wikitext, hard-wrapped paragraphs`` and ``wikitext, indented paragraphs``
+  (``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``), scored only when named
+  (``--sets``), on either half: the same articles hard-wrapped without blank lines, as
+  a PDF's text gives them (nothing marks a paragraph but where its last line ends) and
+  as a typescript writes them (each paragraph's first line indented;
+  ``wikitext_wrapped_docs``);
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -131,15 +133,16 @@ def wikitext_markdown_docs(half: str) -> List[TopicDocument]:
     ]
 
 
-# the set of articles whose paragraphs are marked by first-line indentation
+# the sets of articles hard-wrapped without blank lines: paragraphs marked by nothing,
+# as a PDF's text gives them, or by indenting their first lines, as a typescript does
+WRAPPED_PARAGRAPHS = "wikitext, hard-wrapped paragraphs"
 INDENTED_PARAGRAPHS = "wikitext, indented paragraphs"
 
 
-def wikitext_indented_docs(half: str, indent: str = "    ", width: int = 72) -> List[TopicDocument]:
-    """Articles as a typescript writes them: each paragraph hard-wrapped at ``width``
+def wikitext_wrapped_docs(half: str, indent: str = "", width: int = 72) -> List[TopicDocument]:
+    """Articles hard-wrapped without blank lines: each paragraph wrapped at ``width``
     characters (``textwrap.fill``, between words only), its first line indented by
-    ``indent``, no blank lines; a reference segment starts at each section's first
-    word."""
+    ``indent``; a reference segment starts at each section's first word."""
     docs = []
     for article in wikitext_half(half):
         if sum(len(p) for p in article.sections) < 2:
@@ -498,7 +501,8 @@ def evaluate(
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
-    half's ``INDENTED_PARAGRAPHS`` are scored only when named). Writes
+    half's ``WRAPPED_PARAGRAPHS`` and ``INDENTED_PARAGRAPHS`` are scored only when
+    named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -518,7 +522,8 @@ def evaluate(
             "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
             "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
             SPOKEN_PIECES: lambda: wikipieces_docs(half, n_synthetic, spoken),
-            INDENTED_PARAGRAPHS: lambda: wikitext_indented_docs(half),
+            WRAPPED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half),
+            INDENTED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half, "    "),
         }
         if not tune:
             sets.update(
@@ -531,7 +536,7 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    only_when_named = set() if own_sets else {INDENTED_PARAGRAPHS}
+    only_when_named = set() if own_sets else {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS}
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)
     chosen = {

@@ -509,7 +509,8 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
     """On the tuning half the WikiText pieces written as a transcript (the set that chose
     ``piece_tokens``) are scored only when named, so the sets that choose every other
     setting stay six; named, they are the only set scored, built from the tuning half.
-    The articles with indented paragraphs are scored only when named, on either half."""
+    The hard-wrapped articles (paragraphs marked by nothing, or by indented first lines)
+    are scored only when named, on either half."""
     from paper import topic_eval
     from paper.synthetic import TopicDocument
 
@@ -529,19 +530,22 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
         "wikitext_docs",
         "wikitext_paragraph_docs",
         "wikitext_markdown_docs",
-        "wikitext_indented_docs",
+        "wikitext_wrapped_docs",
     ):
         monkeypatch.setattr(topic_eval, name, maker(name))
     six = topic_eval.evaluate("tune", tmp_path / "six", peers=False)["results"]
     assert len(six) == 6 and topic_eval.SPOKEN_PIECES not in six
-    assert topic_eval.INDENTED_PARAGRAPHS not in six
-    assert not [b for b in built if b[0] == "wikitext_indented_docs"]
+    assert not {topic_eval.WRAPPED_PARAGRAPHS, topic_eval.INDENTED_PARAGRAPHS} & set(six)
+    assert not [b for b in built if b[0] == "wikitext_wrapped_docs"]
     built.clear()
-    indented = topic_eval.evaluate(
-        "tune", tmp_path / "indented", peers=False, only=[topic_eval.INDENTED_PARAGRAPHS]
+    wrapped = topic_eval.evaluate(
+        "tune",
+        tmp_path / "wrapped",
+        peers=False,
+        only=[topic_eval.WRAPPED_PARAGRAPHS, topic_eval.INDENTED_PARAGRAPHS],
     )["results"]
-    assert list(indented) == [topic_eval.INDENTED_PARAGRAPHS]
-    assert built == [("wikitext_indented_docs", "tune")]
+    assert list(wrapped) == [topic_eval.WRAPPED_PARAGRAPHS, topic_eval.INDENTED_PARAGRAPHS]
+    assert built == [("wikitext_wrapped_docs", "tune"), ("wikitext_wrapped_docs", "tune", "    ")]
     assert ("wikipieces_docs", "tune", 40, topic_eval.spoken) not in built
     built.clear()
     named = topic_eval.evaluate(
@@ -648,25 +652,30 @@ def test_spoken_pieces_are_the_wikitext_pieces_without_punctuation_or_capitals()
             assert re.findall(r"[a-z0-9]+", piece) == words
 
 
-def test_indented_articles_keep_the_sections() -> None:
-    """``wikitext_indented_docs``: each article's paragraphs hard-wrapped at 72 between
-    words, their first lines indented, no blank lines, and the reference where each
-    section's first paragraph begins (the paragraphs of the blank-line form, in
-    order)."""
-    from paper.topic_eval import wikitext_indented_docs, wikitext_paragraph_docs
+@pytest.mark.parametrize("indent", ["", "    "])
+def test_wrapped_articles_keep_the_sections(indent: str) -> None:
+    """``wikitext_wrapped_docs``: each article's paragraphs hard-wrapped at 72 between
+    words, their first lines indented by ``indent``, no blank lines, and the reference
+    where each section's first paragraph begins (the paragraphs of the blank-line form,
+    in order)."""
+    from paper.topic_eval import wikitext_paragraph_docs, wikitext_wrapped_docs
 
-    indented = wikitext_indented_docs("report")
+    wrapped = wikitext_wrapped_docs("report", indent)
     blank = wikitext_paragraph_docs("report")
-    assert len(indented) == len(blank) == 30
-    for doc, plain in zip(indented, blank, strict=True):
+    assert len(wrapped) == len(blank) == 30
+    for doc, plain in zip(wrapped, blank, strict=True):
         assert "\n\n" not in doc.text
         assert max(len(line) for line in doc.text.split("\n")) <= 72
-        paragraphs = plain.text.split("\n\n")
-        opened = [line for line in doc.text.split("\n") if line.startswith("    ")]
-        assert [line[4:] for line in opened] == [
-            p[: len(line) - 4] for p, line in zip(paragraphs, opened, strict=True)
-        ]
         assert " ".join(doc.text.split()) == " ".join(plain.text.split())
         firsts = [plain.text[s:].split()[0] for s in plain.starts]
         assert [doc.text[s:].split()[0] for s in doc.starts] == firsts
-        assert all(s == 4 or doc.text[s - 5 : s] == "\n    " for s in doc.starts)
+        assert all(
+            s == len(indent) or doc.text[s - len(indent) - 1 : s] == "\n" + indent
+            for s in doc.starts
+        )
+        if indent:
+            paragraphs = plain.text.split("\n\n")
+            opened = [line for line in doc.text.split("\n") if line.startswith(indent)]
+            assert [line[4:] for line in opened] == [
+                p[: len(line) - 4] for p, line in zip(paragraphs, opened, strict=True)
+            ]

@@ -140,12 +140,19 @@ def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
             row = results[name][n]
             assert row["n_tokens"] == len(nlp.make_doc(text)) >= int(n)
             assert row["sentences_s"] > 0 and row["units_s"] > 0
-    for name in ("blank lines", "hard-wrapped", "indented paragraphs"):
+    for name in ("blank lines", "hard-wrapped", "hard-wrapped without blank lines"):
         row = results[name]["1000"]
         text = benchmark.layout_text(name, 1000)
         paragraphs = len([p for p in text.split("\n\n") if p.strip()])
-        if name == "indented paragraphs":
-            paragraphs = len([line for line in text.split("\n") if line.startswith("    ")])
+        if name == "hard-wrapped without blank lines":
+            # (a paragraph is read where the line above it ends a sentence short of the
+            # width: its count lies between one and the paragraphs written)
+            written = len(benchmark.layout_text("blank lines", 1000).split("\n\n"))
+            assert 1 < row["n_paragraphs"] <= written
+            continue
         assert row["n_paragraphs"] == paragraphs, name
+    row = results["indented paragraphs"]["1000"]
+    text = benchmark.layout_text("indented paragraphs", 1000)
+    assert row["n_paragraphs"] == len([x for x in text.split("\n") if x.startswith("    ")])
     report = out.with_suffix(".md").read_text()
     assert all(f"| {name} | " in report for name in benchmark.LAYOUTS)

@@ -2174,3 +2174,92 @@ def test_indented_first_lines_open_paragraphs(default_nlp: Any) -> None:
         rules = [m.start() for m in re.finditer(r"^[^\w\n]+$", page, re.M)]
         segments = [span.start_char for span in doc.spans["attn_segments"]]
         assert len(segments) > 1 and set(segments[1:]) <= set(openings + rules), repr(indent)
+
+
+MILL = (
+    "The river runs past an old mill where people once ground corn for bread. It was "
+    "built in 1820 by a family of millers from the north, who had come south after a "
+    "bad harvest and stayed for three generations.",
+    "Today the mill is a museum. Visitors can see the wheel turn on Sundays, and a guide "
+    "explains how the stones were dressed and how the flour was sold at the market.",
+    "Nobody knows who owns the land now. The council has asked for records, but none "
+    "have been found in the county archive or in the papers of the family.",
+)
+
+
+def test_short_line_paragraphs() -> None:
+    """Hard-wrapped paragraphs without blank lines or indentation, as a PDF's text gives
+    them: a line that ends a sentence short of the text's width ends its paragraph, and
+    the next line opens one if it opens with a capital or a digit. Not where the text
+    has a blank line or an indented line (the author marked the paragraphs), not in
+    text that is not hard-wrapped, not above a line in lower case or a list's item."""
+    from spacy_attnseg.sentences import short_line_paragraphs
+
+    pages = [textwrap.fill(p, 60) for p in MILL]
+    text = "\n".join(pages)
+    openings = [text.index(p.split()[0] + " " + p.split()[1]) for p in MILL[1:]]
+    assert short_line_paragraphs(text) == openings
+    assert short_line_paragraphs("\n\n".join(pages)) == []
+    assert short_line_paragraphs("\n  ".join(pages)) == []
+    # one sentence per line, short lines: not hard-wrapped, every line is a sentence
+    assert short_line_paragraphs("Walk the dog.\nFeed the cat.\nCall Ann.\n") == []
+    lower = "\n".join([pages[0], "and " + pages[1]])
+    assert short_line_paragraphs(lower) == []
+    item = "\n".join([pages[0], "1. " + pages[1]])
+    assert short_line_paragraphs(item) == []
+
+
+SENTENCE_WORDS = ["mill", "river", "corn", "bread", "stood", "ground", "people", "valley"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(3, 14), min_size=1, max_size=5), min_size=1, max_size=8),
+    width=st.integers(30, 90),
+    seed=st.integers(0, 1000),
+)
+def test_short_line_paragraphs_never_split_a_wrapped_paragraph(
+    sizes: List[List[int]], width: int, seed: int
+) -> None:
+    """In paragraphs of sentences (``sizes``: words per sentence) wrapped by
+    ``textwrap`` at any width and joined by line breaks, every paragraph that
+    ``short_line_paragraphs`` opens is one the text was written with: a line break
+    inside a paragraph is never read as a paragraph's end."""
+    from spacy_attnseg.sentences import short_line_paragraphs
+
+    draw = random.Random(seed)
+    paragraphs = [
+        " ".join(
+            " ".join(draw.choice(SENTENCE_WORDS) for _ in range(n)).capitalize() + "."
+            for n in sentences
+        )
+        for sentences in sizes
+    ]
+    wrapped = [textwrap.fill(p, width) for p in paragraphs]
+    text = "\n".join(wrapped)
+    openings = {sum(len(w) + 1 for w in wrapped[:k]) for k in range(1, len(wrapped))}
+    assert set(short_line_paragraphs(text)) <= openings
+
+
+def test_hard_wrapped_paragraphs_open_at_short_lines(default_nlp: Any) -> None:
+    """EWT dev documents as the paragraphs of a hard-wrapped text without blank lines
+    (a PDF's text): the paragraphs that ``short_line_paragraphs`` finds (those after a
+    line that ends a sentence short of the width) open sentences and paragraphs, and
+    the topic segments start only at them (or at a rule's line)."""
+    from paper.evaluation import read_conllu_documents
+    from spacy_attnseg.sentences import short_line_paragraphs
+
+    texts = [d.text for d in read_conllu_documents(EWT_DEV)[:60] if len(d.starts) >= 2][:30]
+    wrapped = [textwrap.fill(t, 70) for t in texts]
+    page = "\n".join(wrapped) + "\n"
+    firsts_of_texts = {sum(len(w) + 1 for w in wrapped[:k]) for k in range(len(wrapped))}
+    found = short_line_paragraphs(page)
+    assert len(found) >= 10 and set(found) <= firsts_of_texts
+    doc = default_nlp(page)
+    firsts = [s.start for s in doc.sents]
+    assert set(found) <= {doc[i].idx for i in firsts}
+    opened = paragraph_starts(doc, firsts)
+    assert [doc[i].idx for i, o in zip(firsts, opened, strict=True) if o][1:] == found
+    rules = [m.start() for m in re.finditer(r"^[^\w\n]+$", page, re.M)]
+    segments = [span.start_char for span in doc.spans["attn_segments"]]
+    assert len(segments) > 1 and set(segments[1:]) <= set(found + rules)

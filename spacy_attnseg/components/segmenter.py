@@ -164,7 +164,8 @@ def make_attn_segmenter(
     preset (str): "paper" for the paper's recipe (final layer, all heads, any token),
         overriding layers, heads and candidates; "" to use them.
     paragraph_breaks (bool): a paragraph break (a blank line, or the line break before
-        a paragraph's indented first line: ``sentences.paragraph_break_tokens``) ends a
+        a paragraph's indented first line or below its short last line in hard-wrapped
+        text: ``sentences.paragraph_break_tokens``) ends a
         sentence, whatever the attention says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``).
     overwrite (bool): replace sentence boundaries already set by earlier components.

@@ -156,7 +156,8 @@ def make_attn_senter(
         start is usually a missing comma; ``sentences.unmarked_starts``); None:
         ``threshold``.
     paragraph_breaks (bool): a paragraph break (a blank line, or the line break before
-        a paragraph's indented first line: ``sentences.paragraph_break_tokens``) ends a
+        a paragraph's indented first line or below its short last line in hard-wrapped
+        text: ``sentences.paragraph_break_tokens``) ends a
         sentence, whatever the model says, and so does every line break of a text with one
         sentence per line (``sentences.lines_end_sentences``). Either way no sentence
         starts on whitespace or on punctuation that closes the sentence before it, and
