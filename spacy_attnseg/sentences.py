@@ -677,8 +677,7 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     first does, and one whose preceding whitespace tokens break a paragraph
     (``paragraph_break_tokens``: a blank line, or a line break before a paragraph's
     indented first line or below its short last line) or, in a text with one paragraph
-    per line
-    (``lines_are_paragraphs``) whose lines are not single sentences
+    per line (``lines_are_paragraphs``) whose lines are not single sentences
     (``SENTENCE_LINES_SHARE``), hold a line break."""
     breaks = paragraph_break_tokens(doc)
     if len(sent_starts) and lines_are_paragraphs(doc.text):
