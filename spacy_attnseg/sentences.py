@@ -366,6 +366,19 @@ LETTER = re.compile(r"[^\W\d_]")
 QUOTE_PREFIX = re.compile(r"^(?:>[ \t]?)+")
 
 
+def text_width(lengths: Sequence[int]) -> float:
+    """A text's width, from its lines' ``lengths``: their 90th percentile, so that a few
+    long lines (a URL, a table's row) do not set it (0 without lines)."""
+    return float(numpy.percentile(lengths, 90)) if len(lengths) else 0.0
+
+
+def takes_next_word(line: str, below: str, width: float) -> bool:
+    """Whether ``line`` could have taken the first word of the line ``below`` it without
+    growing past ``width``: where it could, its line break is the writer's (a
+    paragraph's last line, a list's item), not a wrap."""
+    return len(line) + 1 + len(below.split()[0]) <= width
+
+
 def hard_wrapped(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> bool:
     """Whether ``text`` has its lines cut at a width (``WRAPPED_FIT_SHARE``), as
     ``textwrap.fill``, e-mail and many plain-text files do; never where that width is
@@ -397,12 +410,10 @@ def hard_wrapped(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> bool
     records = max((n for shape, n in shapes.items() if not LETTER.search(shape)), default=0)
     if not pairs or records >= max(MIN_RECORD_LINES, RECORD_LINE_SHARE * len(pairs)):
         return False
-    width = float(
-        numpy.percentile([len(line) for lines in paragraphs for line in lines if line], 90)
-    )
+    width = text_width([len(line) for lines in paragraphs for line in lines if line])
     if width < MIN_WRAP_WIDTH:
         return False
-    fits = sum(len(a) + 1 + len(b.split()[0]) <= width for a, b in pairs)
+    fits = sum(takes_next_word(a, b, width) for a, b in pairs)
     return fits < WRAPPED_FIT_SHARE * len(pairs)
 
 
@@ -474,8 +485,7 @@ def indented_paragraphs(text: str) -> List[int]:
     if not INDENTED_LINE.search(text):
         return []
     lines = list(LINE_TEXT.finditer(text))
-    # (the text's width: as ``hard_wrapped`` reads it, the 90th percentile of its lines)
-    width = float(numpy.percentile([len(line.group()) for line in lines], 90)) if lines else 0.0
+    width = text_width([len(line.group()) for line in lines])
     code = fenced_code(text)
     opening: List[Tuple[int, str]] = []  # (line number, indentation)
     body: Counter = Counter()  # the indentation of the lines a paragraph's body follows
@@ -496,7 +506,7 @@ def indented_paragraphs(text: str) -> List[int]:
             opening.append((k, indent))
         after = lines[k + 1] if k + 1 < len(lines) else None
         if (
-            (above is None or (not above.group(1) and _ends_short(above, words, width)))
+            (above is None or (not above.group(1) and takes_next_word(above.group(), words, width)))
             and after is not None
             and not after.group(1)
             and _below(text, line, after)
@@ -533,7 +543,7 @@ def short_line_paragraphs(text: str) -> List[int]:
     if not hard_wrapped(text):
         return []
     lines = list(LINE_TEXT.finditer(text))
-    width = float(numpy.percentile([len(line.group()) for line in lines], 90))
+    width = text_width([len(line.group()) for line in lines])
     out = []
     for above, line in itertools.pairwise(lines):
         words = line.group(2)
@@ -547,14 +557,6 @@ def short_line_paragraphs(text: str) -> List[int]:
         ):
             out.append(line.start(2))
     return out
-
-
-def _ends_short(above: "re.Match[str]", words: str, width: float) -> bool:
-    """Whether the line ``above`` (a ``LINE_TEXT`` match) ends short of the text's
-    ``width``: it could have taken the first word of the next line's ``words``, so its
-    break is the writer's (a paragraph's last line), not a wrap (as under a hanging
-    indent, where the line above an indented one is full)."""
-    return len(above.group()) + 1 + len(words.split()[0]) <= width
 
 
 def _below(text: str, above: "re.Match[str]", line: "re.Match[str]") -> bool:
