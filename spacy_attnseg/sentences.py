@@ -37,7 +37,6 @@ from .markup import (
     HEADING_MARK,
     INDENTED_LINE,
     LINE_BREAK,
-    LINE_END_CHARS,
     LINE_TEXT,
     MEDIAWIKI,
     PARAGRAPH_SEPARATOR,
@@ -434,29 +433,31 @@ def line_break_starts(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy
     return numpy.unique(after[~classes.continues[after]]).astype("int64")
 
 
-def item_continuations(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
-    """The first tokens of the lines that continue a list item: each line indented
-    (white space after its line end) under a line that opens an item (``opens_item``)
-    or continues one, as Markdown and reStructuredText write an item's wrapped lines
-    and further paragraphs. Sorted token indices."""
+def item_continuations(doc: Doc) -> numpy.ndarray:
+    """The first tokens of the lines that continue a list item (``continued_item_lines``:
+    each line indented under a line that opens an item or continues one, as Markdown and
+    reStructuredText write an item's wrapped lines and further paragraphs). Sorted token
+    indices."""
     text = doc.text  # (made once: Doc.text joins every token)
     if not INDENTED_LINE.search(text):
         return numpy.zeros(0, dtype="int64")
-    classes = classes or token_classes(doc)
-    space = classes.space
+    lines = list(LINE_TEXT.finditer(text))
+    continued = continued_item_lines(lines)
+    offsets = [line.start(2) for line, on in zip(lines, continued, strict=True) if on]
+    return numpy.searchsorted(doc.to_array(IDX), offsets).astype("int64")
+
+
+def continued_item_lines(lines: Sequence["re.Match[str]"]) -> List[bool]:
+    """Per line of a text (its ``LINE_TEXT`` matches, in order), whether it continues a
+    list item: it is indented and the line above it opens an item (``opens_item_line``)
+    or continues one. Blank lines between change nothing."""
     out = []
     in_item = False
-    for i in numpy.flatnonzero(line_firsts(doc, space) & ~space).tolist():
-        if opens_item(doc, i, space):
-            in_item = True
-            continue
-        # (only white space lies between a line's start and its first token: the line
-        # is indented where a character other than a line end comes right before it)
-        start = doc[i].idx
-        in_item = in_item and start > 0 and text[start - 1] not in LINE_END_CHARS
-        if in_item:
-            out.append(i)
-    return numpy.array(out, dtype="int64")
+    for line in lines:
+        opens = opens_item_line(line.group(2))
+        out.append(not opens and in_item and bool(line.group(1)))
+        in_item = opens or out[-1]
+    return out
 
 
 # A text that marks its paragraphs by indenting their first lines (a typescript, a book,
@@ -480,8 +481,8 @@ def indented_paragraphs(text: str) -> List[int]:
     """Character offsets of the lines of ``text`` that open a paragraph by their
     indentation alone (``MIN_INDENTED_PARAGRAPHS``), outside fenced code and lists: a
     line that opens a list item (``LIST_MARKER``, ``LINE_BULLETS``) or is indented under
-    one (as ``item_continuations`` reads them) opens none. Each offset is that of the
-    line's first character after its indentation. Linear in the text."""
+    one (``continued_item_lines``) opens none. Each offset is that of the line's first
+    character after its indentation. Linear in the text."""
     if not INDENTED_LINE.search(text):
         return []
     lines = list(LINE_TEXT.finditer(text))
@@ -489,15 +490,16 @@ def indented_paragraphs(text: str) -> List[int]:
     code = fenced_code(text)
     opening: List[Tuple[int, str]] = []  # (line number, indentation)
     body: Counter = Counter()  # the indentation of the lines a paragraph's body follows
-    in_item = False
+    continued = continued_item_lines(lines)
     for k, line in enumerate(lines):
         indent, words = line.group(1), line.group(2)
-        if _opens_item_line(words):
-            in_item = True
-            continue
-        in_item = in_item and bool(indent)
         first = words.lstrip(PARAGRAPH_OPENERS)[:1]
-        if in_item or not indent or not (first.isupper() or first.isdigit()):
+        if (
+            continued[k]
+            or not indent
+            or not (first.isupper() or first.isdigit())
+            or opens_item_line(words)
+        ):
             continue
         above = lines[k - 1] if k else None
         if above is not None:
@@ -552,7 +554,7 @@ def short_line_paragraphs(text: str) -> List[int]:
             (first.isupper() or first.isdigit())
             and len(above.group()) <= SHORT_LINE_SHARE * width
             and PARAGRAPH_END.search(above.group(2))
-            and not _opens_item_line(words)
+            and not opens_item_line(words)
             and _below(text, above, line)
         ):
             out.append(line.start(2))
@@ -565,13 +567,18 @@ def _below(text: str, above: "re.Match[str]", line: "re.Match[str]") -> bool:
     return len(LINE_BREAK.findall(text, above.end(2), line.start(2))) == 1
 
 
-def _opens_item_line(words: str) -> bool:
+def opens_item_line(words: str) -> bool:
     """Whether a line's text (without its indentation) opens a list item: a bullet from
-    ``LINE_BULLETS`` or a ``LIST_MARKER``, then whitespace."""
-    if words[:1] in LINE_BULLETS and words[1:2].isspace():
+    ``LINE_BULLETS`` or a ``LIST_MARKER``, then whitespace or the line's end (as
+    ``opens_item`` reads it on tokens)."""
+
+    def spaced(end: int) -> bool:
+        return end == len(words) or words[end].isspace()
+
+    if words[:1] in LINE_BULLETS and spaced(1):
         return True
     marker = LIST_MARKER.match(words)
-    return marker is not None and words[marker.end() : marker.end() + 1].isspace()
+    return marker is not None and spaced(marker.end())
 
 
 def lines_end_sentences(
@@ -592,7 +599,7 @@ def lines_end_sentences(
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     # (an item's wrapped lines are no lines of their own)
-    after = numpy.setdiff1d(line_break_starts(doc, classes), item_continuations(doc, classes))
+    after = numpy.setdiff1d(line_break_starts(doc, classes), item_continuations(doc))
     if len(after) < MIN_LINE_BREAKS:
         return out
     started = out[after] != 0

@@ -1999,6 +1999,8 @@ def test_line_breaks_are_read_as_line_feeds() -> None:
         ("1. One\n\tgoes on\n2. Two\n\n   more of two\n", ["goes", "more"]),
         # an indented line under prose, and lines at the margin after an item
         ("Prose line\n  indented prose\n- item\nnot indented\n  nor this\n", []),
+        # a bullet or a marker alone on its line opens an item all the same
+        ("Intro.\n*\n  wraps here\n2.\n  and here\n", ["wraps", "and"]),
     ],
 )
 def test_item_continuations(text: str, continued: List[str]) -> None:
@@ -2007,6 +2009,27 @@ def test_item_continuations(text: str, continued: List[str]) -> None:
 
     doc = EN(text)
     assert [doc[i].text for i in item_continuations(doc)] == continued
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    marker=st.sampled_from(
+        ["", "*", "-", "+", "–", "•", "1.", "12)", "(iv)", "b)", "A.)", "• 9.", "•  10.", "1.5"]
+    ),
+    gap=st.sampled_from(["", " ", "  ", "\t"]),
+    rest=st.sampled_from(["", "Walk the dog", "x", "*", "2. more", ".5 of it"]),
+)
+def test_items_read_alike_on_text_and_tokens(marker: str, gap: str, rest: str) -> None:
+    """A line opens a list item by its text (``opens_item_line``, which the paragraph
+    rules read) exactly when its first token does (``opens_item``, which the sentence
+    rules read)."""
+    from spacy_attnseg.sentences import opens_item, opens_item_line, token_classes
+
+    words = (marker + gap + rest).strip()
+    assume(words)
+    doc = EN(f"Above.\n{words}\nBelow.")
+    first = next(t.i for t in doc if t.idx == len("Above.\n"))
+    assert opens_item_line(words) == opens_item(doc, first, token_classes(doc).space)
 
 
 # lines of a page with lists: items, lines indented (by spaces or a tab), lines at the
