@@ -477,6 +477,13 @@ PARAGRAPH_END = re.compile(r"[.!?…]['\"”’)\]]*$")
 PARAGRAPH_OPENERS = "\"'“‘«([{"
 
 
+def first_word_opens(text: str) -> bool:
+    """Whether ``text`` opens as a paragraph's first line may: with a capital or a digit,
+    perhaps after opening quotes or brackets (``PARAGRAPH_OPENERS``)."""
+    first = text.lstrip(PARAGRAPH_OPENERS)[:1]
+    return first.isupper() or first.isdigit()
+
+
 def indented_paragraphs(text: str) -> List[int]:
     """Character offsets of the lines of ``text`` that open a paragraph by their
     indentation alone (``MIN_INDENTED_PARAGRAPHS``), outside fenced code and lists: a
@@ -493,13 +500,7 @@ def indented_paragraphs(text: str) -> List[int]:
     continued = continued_item_lines(lines)
     for k, line in enumerate(lines):
         indent, words = line.group(1), line.group(2)
-        first = words.lstrip(PARAGRAPH_OPENERS)[:1]
-        if (
-            continued[k]
-            or not indent
-            or not (first.isupper() or first.isdigit())
-            or opens_item_line(words)
-        ):
+        if continued[k] or not indent or not first_word_opens(words) or opens_item_line(words):
             continue
         above = lines[k - 1] if k else None
         if above is not None:
@@ -549,9 +550,8 @@ def short_line_paragraphs(text: str) -> List[int]:
     out = []
     for above, line in itertools.pairwise(lines):
         words = line.group(2)
-        first = words.lstrip(PARAGRAPH_OPENERS)[:1]
         if (
-            (first.isupper() or first.isdigit())
+            first_word_opens(words)
             and len(above.group()) <= SHORT_LINE_SHARE * width
             and PARAGRAPH_END.search(above.group(2))
             and not opens_item_line(words)
