@@ -444,7 +444,10 @@ def item_continuations(doc: Doc) -> numpy.ndarray:
     lines = list(LINE_TEXT.finditer(text))
     continued = continued_item_lines(lines)
     offsets = [line.start(2) for line, on in zip(lines, continued, strict=True) if on]
-    return numpy.searchsorted(doc.to_array(IDX), offsets).astype("int64")
+    idx = doc.to_array(IDX)
+    found = numpy.searchsorted(idx, offsets).astype("int64")
+    # (a line whose text starts inside a token is no line of tokens)
+    return found[(found < len(idx)) & (idx[numpy.minimum(found, len(idx) - 1)] == offsets)]
 
 
 def continued_item_lines(lines: Sequence["re.Match[str]"]) -> List[bool]:

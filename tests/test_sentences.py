@@ -2011,6 +2011,18 @@ def test_item_continuations(text: str, continued: List[str]) -> None:
     assert [doc[i].text for i in item_continuations(doc)] == continued
 
 
+def test_item_continuations_are_tokens_that_start_lines() -> None:
+    """A line whose text starts inside a token (a tokenizer that keeps a line break in
+    a token) gives no token: every index returned starts its line."""
+    from spacy.tokens import Doc
+
+    from spacy_attnseg.sentences import item_continuations
+
+    doc = Doc(EN.vocab, words=["-", "item\n  wrapped", "\n  ", "more"], spaces=[True] * 3 + [False])
+    assert doc.text == "- item\n  wrapped \n   more"
+    assert [doc[i].text for i in item_continuations(doc)] == ["more"]
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     marker=st.sampled_from(
