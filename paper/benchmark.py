@@ -399,16 +399,18 @@ def long(output: Path, modes: str, sizes: str, threads: int) -> None:
     _write({"machine": machine, "results": results}, output, table)
 
 
-# The text layouts of the `layout` benchmark, each written from WikiText-2 test articles
-LAYOUTS = (
-    "joined by spaces",
-    "blank lines",
-    "one paragraph per line",
-    "hard-wrapped",
-    "hard-wrapped without blank lines",
-    "indented paragraphs",
-    "Markdown",
-)
+# The text layouts of the `layout` benchmark, each written from WikiText-2 test articles,
+# and what separates its paragraphs (and the articles of a document)
+SEPARATORS = {
+    "joined by spaces": " ",
+    "blank lines": "\n\n",
+    "one paragraph per line": "\n",
+    "hard-wrapped": "\n\n",
+    "hard-wrapped without blank lines": "\n",
+    "indented paragraphs": "\n",
+    "Markdown": "\n\n",
+}
+LAYOUTS = tuple(SEPARATORS)
 WIKITEXT_TEST = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
 # a fenced code block, after every CODE_EVERY-th paragraph of a Markdown page
 CODE_BLOCK = "```python\nfor line in open(path):\n    print(line.strip())\n```"
@@ -427,21 +429,16 @@ def layout_article(layout: str, article: Any) -> str:
     (``# title``, ``## heading``s, every ``LIST_EVERY``-th paragraph a bulleted list of
     its sentences whose wrapped lines are indented, a fenced code block after every
     ``CODE_EVERY``-th)."""
-    paragraphs = [p for section in article.sections for p in section]
-    if layout == "joined by spaces":
-        return " ".join(paragraphs)
-    if layout == "blank lines":
-        return "\n\n".join(paragraphs)
-    if layout == "one paragraph per line":
-        return "\n".join(paragraphs)
-    if layout == "hard-wrapped":
-        return "\n\n".join(textwrap.fill(p, 72) for p in paragraphs)
-    if layout == "hard-wrapped without blank lines":
-        return "\n".join(textwrap.fill(p, 72) for p in paragraphs)
-    if layout == "indented paragraphs":
-        return "\n".join(textwrap.fill(p, 72, initial_indent="    ") for p in paragraphs)
-    if layout != "Markdown":
+    if layout not in SEPARATORS:
         raise ValueError(f"unknown layout {layout!r}: choose from {LAYOUTS}")
+    separator = SEPARATORS[layout]
+    paragraphs = [p for section in article.sections for p in section]
+    if layout in ("hard-wrapped", "hard-wrapped without blank lines"):
+        paragraphs = [textwrap.fill(p, 72) for p in paragraphs]
+    elif layout == "indented paragraphs":
+        paragraphs = [textwrap.fill(p, 72, initial_indent="    ") for p in paragraphs]
+    if layout != "Markdown":
+        return separator.join(paragraphs)
     blocks, k = [f"# {article.headings[0]}"], 0
     for heading, section in zip(article.headings, article.sections, strict=True):
         if blocks[1:]:
@@ -459,23 +456,15 @@ def layout_article(layout: str, article: Any) -> str:
                 blocks.append(textwrap.fill(paragraph, 80))
             if k % CODE_EVERY == 0:
                 blocks.append(CODE_BLOCK)
-    return "\n\n".join(blocks)
+    return separator.join(blocks)
 
 
 def layout_text(layout: str, n_tokens: int) -> str:
     """One document of about ``n_tokens`` spaCy tokens: WikiText-2 test articles (each
-    once, readable), each written in ``layout`` (``layout_article``), in turn."""
+    once, readable), each written in ``layout`` (``layout_article``), in turn, separated
+    as the layout separates paragraphs (``SEPARATORS``)."""
     from .wikitext import read_articles
 
-    separator = "\n\n"
-    if layout == "joined by spaces":
-        separator = " "
-    elif layout in (
-        "one paragraph per line",
-        "hard-wrapped without blank lines",
-        "indented paragraphs",
-    ):
-        separator = "\n"
     parts: List[str] = []
     words = 0
     for article in read_articles(WIKITEXT_TEST, readable=True):
@@ -486,7 +475,7 @@ def layout_text(layout: str, n_tokens: int) -> str:
         words += int(len(parts[-1].split()) * 1.2)
     if words < n_tokens:
         raise ValueError(f"WikiText-2 test holds about {words:,} tokens, not {n_tokens:,}")
-    return separator.join(parts)
+    return SEPARATORS[layout].join(parts)
 
 
 def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
