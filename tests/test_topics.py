@@ -282,26 +282,36 @@ def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> No
     st.integers(0, 40),
     st.integers(1, 12),
     st.booleans(),
+    st.integers(0, 10),
 )
 def test_long_sentences_are_read_in_pieces(
-    tokens: List[Any], long_tokens: int, piece_tokens: int, use_lines: bool
+    tokens: List[Any], long_tokens: int, piece_tokens: int, use_lines: bool, letters: int
 ) -> None:
     sizes = numpy.array([size for size, _, _ in tokens], dtype="int64")
     starts = numpy.array([flag for _, flag, _ in tokens], dtype=bool)
     starts[0] = True
     lines = [draw == 0 for _, _, draw in tokens]  # a line starts at one token in ten
+    # a token holds a letter where its draw is below ``letters`` (0: none does)
+    lettered = [draw < letters for _, _, draw in tokens]
     units = topics.long_sentence_pieces(
-        starts, sizes, long_tokens, piece_tokens, lines.__getitem__ if use_lines else None
+        starts,
+        sizes,
+        long_tokens,
+        piece_tokens,
+        lines.__getitem__ if use_lines else None,
+        lettered.__getitem__,
     )
     assert units.dtype == bool and (units[starts]).all()  # every sentence start stays
     bounds = [*numpy.flatnonzero(starts).tolist(), len(sizes)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         cuts = (numpy.flatnonzero(units[a + 1 : b]) + a + 1).tolist()
-        # a short sentence, or one over several lines (a table, a list), stays whole
+        # a short sentence, one over several lines (a table, a list), or one without a
+        # letter stays whole
         if (
             long_tokens == 0
             or sizes[a:b].sum() <= long_tokens
             or (use_lines and any(lines[a + 1 : b]))
+            or not any(lettered[a:b])
         ):
             assert cuts == []
             continue
@@ -748,6 +758,32 @@ def test_text_that_repeats_itself_is_one_segment(default_nlp: Any, text: str) ->
     doc = default_nlp(text)
     assert len(list(doc.sents)) >= 15
     assert [(span.start, span.end) for span in doc.spans["attn_segments"]] == [(0, len(doc))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "42 " * 600,
+        "- " * 600,
+        "12:30 " * 300,
+        " ".join(f"{k * 7.31 % 100:.2f}" for k in range(600)),
+    ],
+    ids=["one number", "one mark", "one time", "numbers"],
+)
+def test_a_long_sentence_without_letters_is_one_segment(default_nlp: Any, text: str) -> None:
+    """Numbers or marks in a run that the pipeline reads as one sentence are one unit,
+    not pieces: the pieces' vectors would differ only by where they stand in the
+    model's windows (these texts were 17-46 segments when they were cut). The same
+    sentence between two paragraphs of prose stays whole too."""
+    doc = default_nlp(text)
+    assert len(list(doc.sents)) == 1
+    assert [(span.start, span.end) for span in doc.spans["attn_segments"]] == [(0, len(doc))]
+    prose = "\n\n".join([PIECES[0], text, " ".join(PIECES[1:])])
+    doc = default_nlp(prose)
+    run = doc.char_span(prose.index(text), prose.index(text) + len(text.rstrip()))
+    assert run is not None
+    starts = [span.start for span in doc.spans["attn_segments"]]
+    assert not any(run.start < start < run.end for start in starts)
 
 
 @pytest.mark.parametrize(

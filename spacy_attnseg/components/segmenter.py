@@ -36,6 +36,7 @@ from ..local import local_means
 from ..markup import LINE_BREAK, quoted_lines
 from ..sentences import (
     ANY,
+    LETTER,
     MARKED_HEADING,
     candidate_mask,
     decide_starts,
@@ -644,8 +645,8 @@ class AttnSegmenter(AttentionPipe):
     ) -> numpy.ndarray:
         """First tokens of the units that ``topic_segments`` partitions: the sentences
         ``starts`` (True where a token starts one), each longer than
-        ``long_sentence_tokens`` wordpieces (``token_sizes``) on one line in pieces
-        (``topics.long_sentence_pieces``)."""
+        ``long_sentence_tokens`` wordpieces (``token_sizes``) on one line and with a
+        letter in pieces (``topics.long_sentence_pieces``)."""
         cfg = self.cfg
         units = topics.long_sentence_pieces(
             starts,
@@ -653,6 +654,7 @@ class AttnSegmenter(AttentionPipe):
             cfg["long_sentence_tokens"],
             cfg["piece_tokens"],
             functools.partial(starts_line, doc),
+            lambda i: LETTER.search(doc[i].text) is not None,
         )
         return numpy.flatnonzero(units)
 
