@@ -305,20 +305,24 @@ def test_long_sentences_are_read_in_pieces(
     bounds = [*numpy.flatnonzero(starts).tolist(), len(sizes)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         cuts = (numpy.flatnonzero(units[a + 1 : b]) + a + 1).tolist()
-        # a short sentence, one over several lines (a table, a list), or one without a
-        # letter stays whole
+        # a short sentence, or one over several lines (a table, a list), stays whole
         if (
             long_tokens == 0
             or sizes[a:b].sum() <= long_tokens
             or (use_lines and any(lines[a + 1 : b]))
-            or not any(lettered[a:b])
         ):
             assert cuts == []
             continue
         pieces = [a, *cuts, b]
-        for p, q in zip(pieces[:-1], pieces[1:], strict=True):
-            # within the cap, or one token with wordpieces (it cannot be cut)
-            assert sizes[p:q].sum() <= piece_tokens or numpy.count_nonzero(sizes[p:q]) == 1
+        worded = [any(lettered[p:q]) for p, q in zip(pieces[:-1], pieces[1:], strict=True)]
+        # no two pieces without a letter are neighbours (they are one)
+        assert all(x or y for x, y in zip(worded[:-1], worded[1:], strict=True))
+        for (p, q), word in zip(zip(pieces[:-1], pieces[1:], strict=True), worded, strict=True):
+            # within the cap, or one token with wordpieces (it cannot be cut), or a run
+            # without letters
+            assert (
+                sizes[p:q].sum() <= piece_tokens or numpy.count_nonzero(sizes[p:q]) == 1 or not word
+            )
         for p, q in zip(pieces[:-2], pieces[1:-1], strict=True):
             assert sizes[p : q + 1].sum() > piece_tokens  # each as long as the cap allows
 

@@ -645,8 +645,8 @@ class AttnSegmenter(AttentionPipe):
     ) -> numpy.ndarray:
         """First tokens of the units that ``topic_segments`` partitions: the sentences
         ``starts`` (True where a token starts one), each longer than
-        ``long_sentence_tokens`` wordpieces (``token_sizes``) on one line and with a
-        letter in pieces (``topics.long_sentence_pieces``)."""
+        ``long_sentence_tokens`` wordpieces (``token_sizes``) on one line in pieces
+        (``topics.long_sentence_pieces``)."""
         cfg = self.cfg
         units = topics.long_sentence_pieces(
             starts,
