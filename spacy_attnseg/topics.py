@@ -538,7 +538,7 @@ def long_sentence_pieces(
     long_sentence_tokens: int,
     piece_tokens: int,
     starts_line: Optional[Callable[[int], bool]] = None,
-    lettered: Optional[Callable[[int], bool]] = None,
+    is_word: Optional[Callable[[int], bool]] = None,
 ) -> numpy.ndarray:
     """The units of segmentation: ``starts`` (True where a token starts a sentence) with
     every sentence of more than ``long_sentence_tokens`` wordpieces (token ``sizes``) cut into
@@ -547,10 +547,10 @@ def long_sentence_pieces(
     sentences come from punctuation; its pieces give the partition something to
     segment. A sentence with a line start after its first token (``starts_line(i)``:
     whether token ``i`` starts a line) stays whole: a table, list or code block that the
-    sentence rules keep as one sentence. Pieces without a letter (``lettered(i)``:
-    whether token ``i`` holds one) next to each other are one piece: numbers or marks
-    in a run, whose pieces would differ only by where they stand in the model's windows
-    (so a sentence without a letter stays whole). ``long_sentence_tokens`` 0: the
+    sentence rules keep as one sentence. Pieces without a word (``is_word(i)``: whether
+    token ``i`` is one) next to each other are one piece: numbers, marks or codes in a
+    run, whose pieces would differ only by where they stand in the model's windows (so
+    a sentence without a word stays whole). ``long_sentence_tokens`` 0: the
     sentences as they are."""
     units = numpy.array(starts, dtype=bool)
     if long_sentence_tokens <= 0:
@@ -563,22 +563,12 @@ def long_sentence_pieces(
             continue
         pieces = [start, *(start + cut for cut in split_tokens(sizes[start:end], piece_tokens))]
         worded = [
-            lettered is None or any(lettered(i) for i in range(a, b))
+            is_word is None or any(is_word(i) for i in range(a, b))
             for a, b in zip(pieces, [*pieces[1:], end], strict=True)
         ]
         for k in range(1, len(pieces)):
             if worded[k - 1] or worded[k]:
                 units[pieces[k]] = True
-    return units
-    bounds = [*numpy.flatnonzero(units).tolist(), len(units)]
-    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        if (
-            sizes[start:end].sum() > long_sentence_tokens
-            and not (starts_line is not None and any(starts_line(i) for i in range(start + 1, end)))
-            and (lettered is None or any(lettered(i) for i in range(start, end)))
-        ):
-            for cut in split_tokens(sizes[start:end], piece_tokens):
-                units[start + cut] = True
     return units
 
 

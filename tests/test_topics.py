@@ -285,21 +285,21 @@ def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> No
     st.integers(0, 10),
 )
 def test_long_sentences_are_read_in_pieces(
-    tokens: List[Any], long_tokens: int, piece_tokens: int, use_lines: bool, letters: int
+    tokens: List[Any], long_tokens: int, piece_tokens: int, use_lines: bool, words: int
 ) -> None:
     sizes = numpy.array([size for size, _, _ in tokens], dtype="int64")
     starts = numpy.array([flag for _, flag, _ in tokens], dtype=bool)
     starts[0] = True
     lines = [draw == 0 for _, _, draw in tokens]  # a line starts at one token in ten
-    # a token holds a letter where its draw is below ``letters`` (0: none does)
-    lettered = [draw < letters for _, _, draw in tokens]
+    # a token is a word where its draw is below ``words`` (0: none is)
+    worded_tokens = [draw < words for _, _, draw in tokens]
     units = topics.long_sentence_pieces(
         starts,
         sizes,
         long_tokens,
         piece_tokens,
         lines.__getitem__ if use_lines else None,
-        lettered.__getitem__,
+        worded_tokens.__getitem__,
     )
     assert units.dtype == bool and (units[starts]).all()  # every sentence start stays
     bounds = [*numpy.flatnonzero(starts).tolist(), len(sizes)]
@@ -314,12 +314,12 @@ def test_long_sentences_are_read_in_pieces(
             assert cuts == []
             continue
         pieces = [a, *cuts, b]
-        worded = [any(lettered[p:q]) for p, q in zip(pieces[:-1], pieces[1:], strict=True)]
-        # no two pieces without a letter are neighbours (they are one)
+        worded = [any(worded_tokens[p:q]) for p, q in zip(pieces[:-1], pieces[1:], strict=True)]
+        # no two pieces without a word are neighbours (they are one)
         assert all(x or y for x, y in zip(worded[:-1], worded[1:], strict=True))
         for (p, q), word in zip(zip(pieces[:-1], pieces[1:], strict=True), worded, strict=True):
             # within the cap, or one token with wordpieces (it cannot be cut), or a run
-            # without letters
+            # without words
             assert (
                 sizes[p:q].sum() <= piece_tokens or numpy.count_nonzero(sizes[p:q]) == 1 or not word
             )
@@ -771,12 +771,13 @@ def test_text_that_repeats_itself_is_one_segment(default_nlp: Any, text: str) ->
         "- " * 600,
         "12:30 " * 300,
         " ".join(f"{k * 7.31 % 100:.2f}" for k in range(600)),
+        " ".join(f"{k * 2654435761 % 2**32:08x}" for k in range(1, 301)),
     ],
-    ids=["one number", "one mark", "one time", "numbers"],
+    ids=["one number", "one mark", "one time", "numbers", "hex codes"],
 )
-def test_a_long_sentence_without_letters_is_one_segment(default_nlp: Any, text: str) -> None:
-    """Numbers or marks in a run that the pipeline reads as one sentence are one unit,
-    not pieces: the pieces' vectors would differ only by where they stand in the
+def test_a_long_sentence_without_words_is_one_segment(default_nlp: Any, text: str) -> None:
+    """Numbers, marks or codes in a run that the pipeline reads as one sentence are one
+    unit, not pieces: the pieces' vectors would differ only by where they stand in the
     model's windows (these texts were 17-46 segments when they were cut). The same
     sentence between two paragraphs of prose stays whole too."""
     doc = default_nlp(text)

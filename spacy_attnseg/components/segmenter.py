@@ -36,7 +36,6 @@ from ..local import local_means
 from ..markup import LINE_BREAK, quoted_lines
 from ..sentences import (
     ANY,
-    LETTER,
     MARKED_HEADING,
     candidate_mask,
     decide_starts,
@@ -654,7 +653,7 @@ class AttnSegmenter(AttentionPipe):
             cfg["long_sentence_tokens"],
             cfg["piece_tokens"],
             functools.partial(starts_line, doc),
-            lambda i: LETTER.search(doc[i].text) is not None,
+            lambda i: doc[i].is_alpha,
         )
         return numpy.flatnonzero(units)
 
