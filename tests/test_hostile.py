@@ -15,7 +15,7 @@ import logging
 import os
 import pickle
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 import numpy
 import pytest
@@ -103,7 +103,7 @@ def pipelines() -> Dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def alone(pipelines: Dict[str, Any]) -> Any:
+def alone(pipelines: Dict[str, Any]) -> Callable[[str, str], Doc]:
     """Each hostile input processed alone by a pipeline, once per module: the Docs that
     ``test_hostile_input`` checks are those the batch test compares with."""
     docs: Dict[Tuple[str, str], Doc] = {}
@@ -167,13 +167,13 @@ def assert_same(a: Doc, b: Doc, atol: float = 1e-5) -> None:
 
 @pytest.mark.parametrize("pipeline", ["default", "attention"])
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_input(alone: Any, pipeline: str, name: str) -> None:
+def test_hostile_input(alone: Callable[[str, str], Doc], pipeline: str, name: str) -> None:
     check_doc(alone(pipeline, name), HOSTILE[name])
 
 
 @pytest.mark.parametrize("pipeline", ["default", "attention"])
 def test_the_same_decisions_alone_and_in_batches(
-    pipelines: Dict[str, Any], alone: Any, pipeline: str
+    pipelines: Dict[str, Any], alone: Callable[[str, str], Doc], pipeline: str
 ) -> None:
     """Every hostile input in one stream (empty Docs between the long ones), in
     batches of 5, decides as it does alone."""
