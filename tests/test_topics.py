@@ -778,7 +778,7 @@ def test_text_that_repeats_itself_is_one_segment(default_nlp: Any, text: str) ->
 def test_a_long_sentence_without_words_is_one_segment(default_nlp: Any, text: str) -> None:
     """Numbers, marks or codes in a run that the pipeline reads as one sentence are one
     unit, not pieces: the pieces' vectors would differ only by where they stand in the
-    model's windows (these texts were 17-46 segments when they were cut). The same
+    model's windows (these texts were 17-31 segments when they were cut). The same
     sentence between two paragraphs of prose stays whole too."""
     doc = default_nlp(text)
     assert len(list(doc.sents)) == 1
