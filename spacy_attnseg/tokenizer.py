@@ -5,7 +5,8 @@ space one at a time, searching what is left each time: a run of many of them (20
 ``"!"``, ``"<>"`` or ``"'s"`` repeated, a URL repeated without spaces) takes time that
 grows with the square of its length (about a minute for 20,000 ``"!"``; spaCy issue
 #1768). :class:`RunTokenizer` tokenizes such a run ``MAX_RUN`` characters at a time and
-joins the pieces (``Doc.from_docs``), the text unchanged; any other text it tokenizes
+joins the pieces (``Doc.from_docs``), the text unchanged and no sentence start set where
+two pieces meet (the sentence components decide); any other text it tokenizes
 as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds it with
 the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's. A text that holds a
 lone surrogate, which spaCy's tokenizer stops on with a ``UnicodeEncodeError``, is E128.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterator, List
 
+from spacy.attrs import NORM, ORTH
 from spacy.language import Language
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
@@ -27,6 +29,10 @@ from .errors import Errors
 #: ``"\\udcff"``, ``surrogateescape`` for a byte that is not UTF-8): no encoder (spaCy's
 #: string store, the model's tokenizer) accepts one
 SURROGATE = re.compile("[\ud800-\udfff]")
+#: what a tokenizer sets on a token (spaCy's special cases set only these), and so what
+#: the pieces' Docs pass on to the joined Doc; a piece's first token is no sentence start
+#: (``Doc.from_docs`` copies the pieces' sentence starts by default)
+TOKEN_ATTRS = [ORTH, NORM]
 #: the most characters without white space that spaCy's tokenizer reads at once
 MAX_RUN = 250
 LONG_RUN = re.compile(rf"\S{{{MAX_RUN + 1},}}")
@@ -62,7 +68,7 @@ class RunTokenizer(Tokenizer):
             return super().__call__(text)
         call = super().__call__
         docs = [call(piece) for piece in pieces(text)]
-        return Doc.from_docs(docs, ensure_whitespace=False)
+        return Doc.from_docs(docs, ensure_whitespace=False, attrs=TOKEN_ATTRS)
 
 
 @registry.tokenizers("spacy-attnseg.Tokenizer.v1")

@@ -18,8 +18,8 @@ from spacy_attnseg import load_pipeline
 from spacy_attnseg.tokenizer import MAX_RUN, RunTokenizer, create_tokenizer, cuts, pieces
 
 
-def tokens(doc: Any) -> List[Tuple[str, str]]:
-    return [(token.text, token.whitespace_) for token in doc]
+def tokens(doc: Any) -> List[Tuple[str, str, str]]:
+    return [(token.text, token.whitespace_, token.norm_) for token in doc]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +48,9 @@ def test_spacys_tokens_where_no_run_is_cut(both: Tuple[Any, Any], text: str) -> 
     spacy_tokenizer, run_tokenizer = both
     doc = run_tokenizer(text)
     assert doc.text == text
+    # no sentence starts: the pieces' first tokens are not marked (the sentence
+    # components decide, as on spaCy's tokens)
+    assert all(token.is_sent_start is None for token in doc[1:])
     long_runs = [m.span() for m in re.finditer(rf"\S{{{MAX_RUN + 1},}}", text)]
     if not long_runs:
         assert cuts(text) == [0]
