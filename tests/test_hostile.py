@@ -204,12 +204,18 @@ def test_an_overlong_token_leaves_the_text_after_it_scored(pipelines: Dict[str, 
 def test_an_overlong_token_is_one_sentence_with_its_words(pipelines: Dict[str, Any]) -> None:
     """A token longer than the tokenizer reads at once is tokenized in pieces; where two
     pieces meet, no sentence starts unless a sentence component puts one there (the
-    tokenizer once marked every piece's first token: 11 and 17 sentences here)."""
+    tokenizer once marked every piece's first token: 11, 17 and 4 sentences here)."""
     number = "The value is " + "7" * 2000 + ". That is big."
     key = "The key is " + "ab" * 2000 + " and that is long."
+    url = "https://example.com/search?q=" + "&".join(f"k{i}={i}" for i in range(60))
+    link = f"See {url} for the details."
     for name, nlp in pipelines.items():
         assert [s.text for s in nlp(number).sents] == [number[:-13], "That is big."], name
         assert [s.text for s in nlp(key).sents] == [key], name
+        assert [s.text for s in nlp(link + " Then come back.").sents] == [
+            link,
+            "Then come back.",
+        ], name
 
 
 def test_an_overlong_token_does_not_warn_of_indexing_errors(
