@@ -51,6 +51,7 @@ from .markup import (
     running_lines,
     text_blocks,
 )
+from .tokenizer import LONG_RUN
 
 # Sentence-final punctuation: tokens that continue a separator run instead of starting
 # the next sentence. Beside the ASCII ones, Unicode's sentence terminals of the scripts
@@ -937,7 +938,8 @@ def line_rules(
     opens a list item (``list_lines_start_sentences``); a list marker (``"2."``) is not
     a sentence by itself (``join_list_markers``); with ``paragraph_breaks``, a code
     block, a heading or a table is one sentence (``blocks_hold_one``); a quoted line's
-    ``"> "`` stays with its text (``quotes_open_lines``). Some of these
+    ``"> "`` stays with its text (``quotes_open_lines``); no sentence starts inside a
+    long run of characters without white space (``runs_hold_no_start``). Some of these
     read the starts they are given, so they run once, on all of them
     (``layout_starts``, ``decide_starts``)."""
     if paragraph_breaks:
@@ -946,7 +948,25 @@ def line_rules(
     starts = join_list_markers(doc, starts, classes)
     if paragraph_breaks:
         starts = blocks_hold_one(doc, starts, classes)
-    return quotes_open_lines(doc, starts)
+    return runs_hold_no_start(doc, quotes_open_lines(doc, starts))
+
+
+def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) without those on a token inside
+    a run of more than ``tokenizer.MAX_RUN`` characters without white space (a long URL,
+    a base64 blob, minified code, Chinese or Japanese text without spaces) other than
+    its first: such a run is one word to the tokenizer, which reads it in pieces
+    (``tokenizer.RunTokenizer``), and a start the model puts inside it (on a piece, or
+    after a ``=`` of a URL) cuts a word, not a sentence. Returns a new array of
+    ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    runs = [m.span() for m in LONG_RUN.finditer(doc.text)]
+    if not runs:
+        return out
+    idx = doc.to_array(IDX)
+    for a, b in runs:
+        out[numpy.searchsorted(idx, a, side="right") : numpy.searchsorted(idx, b)] = 0
+    return out
 
 
 def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:

@@ -11,6 +11,7 @@ hash it, before any component runs.)
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import pickle
@@ -216,6 +217,27 @@ def test_an_overlong_token_is_one_sentence_with_its_words(pipelines: Dict[str, A
             link,
             "Then come back.",
         ], name
+
+
+def test_a_long_run_without_white_space_holds_no_sentence_start(
+    pipelines: Dict[str, Any],
+) -> None:
+    """A base64 blob on one line and Chinese text without spaces, each a run of more than
+    250 characters without white space: no sentence starts inside it, and the text
+    around the blob is split as without it. Before ``sentences.runs_hold_no_start``,
+    the default pipeline cut the blob into 12 sentences (one more inside it in the
+    letter) and the Chinese text into 2, where one of its 250-character pieces began."""
+    blob = base64.b64encode(bytes(range(256)) * 12).decode()
+    chinese = "我喜欢猫。你呢？他不喜欢狗！" * 30
+    letter = f"The key follows. {blob} Keep it safe. Do not share it."
+    inside = range(letter.index(blob) + 1, letter.index(blob) + len(blob))
+    for name, nlp in pipelines.items():
+        assert [s.text for s in nlp(blob).sents] == [blob], name
+        assert [s.text for s in nlp(chinese).sents] == [chinese], name
+        assert not any(s.start_char in inside for s in nlp(letter).sents), name
+    sentences = [s.text for s in pipelines["default"](letter).sents]
+    assert sentences == ["The key follows.", blob, "Keep it safe.", "Do not share it."]
+    assert len(pipelines["default"](blob).spans["attn_segments"]) == 1
 
 
 def test_an_overlong_token_does_not_warn_of_indexing_errors(

@@ -49,6 +49,7 @@ from spacy_attnseg.sentences import (
     paragraph_starts,
     placed_starts,
     quotes_open_lines,
+    runs_hold_no_start,
     sentence_scores,
     sentence_starts,
     sentence_texts,
@@ -56,6 +57,7 @@ from spacy_attnseg.sentences import (
     unmarked_starts,
     validate_candidates,
 )
+from spacy_attnseg.tokenizer import MAX_RUN, create_tokenizer
 
 #: A blank English pipeline, made once: making one per generated example costs more than
 #: the rule under test.
@@ -2300,3 +2302,34 @@ def test_hard_wrapped_paragraphs_open_at_short_lines(default_nlp: Any) -> None:
     rules = [m.start() for m in re.finditer(r"^[^\w\n]+$", page, re.M)]
     segments = [span.start_char for span in doc.spans["attn_segments"]]
     assert len(segments) > 1 and set(segments[1:]) <= set(found + rules)
+
+
+#: spaCy's English tokenizer that reads a long run in pieces, as the pipelines' does
+RUN_TOKENIZER = create_tokenizer()(EN)
+RUN_PARTS = st.one_of(
+    st.sampled_from(["Word", "ends.", "(a)", "x=1&y=2", "\n", "\n\n", "猫。", "  "]),
+    st.tuples(st.sampled_from(["ab", "7", "a.b", "k=v&", "猫。", "!"]), st.integers(1, 200)).map(
+        lambda pair: pair[0] * pair[1]
+    ),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(parts=st.lists(RUN_PARTS, min_size=1, max_size=10), seed=st.integers(0, 2**16))
+def test_no_sentence_starts_inside_a_long_run(parts: List[str], seed: int) -> None:
+    """Of any starts, ``runs_hold_no_start`` keeps exactly those on a token that is not
+    inside a run of more than ``MAX_RUN`` characters without white space (its first
+    token is not inside), the runs found here character by character."""
+    text = " ".join(parts)
+    doc = RUN_TOKENIZER(text)
+    starts = numpy.random.default_rng(seed).integers(0, 2, len(doc)).astype("int32")
+    kept = runs_hold_no_start(doc, starts)
+    assert kept.dtype == starts.dtype
+    for token in doc:
+        first = last = token.idx
+        while first > 0 and not text[first - 1].isspace():
+            first -= 1
+        while last < len(text) and not text[last].isspace():
+            last += 1
+        inside = not text[token.idx].isspace() and token.idx > first and last - first > MAX_RUN
+        assert kept[token.i] == (0 if inside else starts[token.i]), (token.i, token.text[:20])
