@@ -204,8 +204,8 @@ def test_an_overlong_token_leaves_the_text_after_it_scored(pipelines: Dict[str, 
 
 def test_an_overlong_token_is_one_sentence_with_its_words(pipelines: Dict[str, Any]) -> None:
     """A token longer than the tokenizer reads at once is tokenized in pieces; where two
-    pieces meet, no sentence starts unless a sentence component puts one there (the
-    tokenizer once marked every piece's first token: 11, 17 and 4 sentences here)."""
+    pieces meet, no sentence starts (the tokenizer once marked every piece's first
+    token: 11, 17 and 4 sentences here)."""
     number = "The value is " + "7" * 2000 + ". That is big."
     key = "The key is " + "ab" * 2000 + " and that is long."
     url = "https://example.com/search?q=" + "&".join(f"k{i}={i}" for i in range(60))
