@@ -232,12 +232,14 @@ def test_a_long_run_without_white_space_holds_no_sentence_start(
     letter = f"The key follows. {blob} Keep it safe. Do not share it."
     inside = range(letter.index(blob) + 1, letter.index(blob) + len(blob))
     for name, nlp in pipelines.items():
-        assert [s.text for s in nlp(blob).sents] == [blob], name
-        assert [s.text for s in nlp(chinese).sents] == [chinese], name
-        assert not any(s.start_char in inside for s in nlp(letter).sents), name
-    sentences = [s.text for s in pipelines["default"](letter).sents]
-    assert sentences == ["The key follows.", blob, "Keep it safe.", "Do not share it."]
-    assert len(pipelines["default"](blob).spans["attn_segments"]) == 1
+        blob_doc, chinese_doc, letter_doc = (nlp(text) for text in (blob, chinese, letter))
+        assert [s.text for s in blob_doc.sents] == [blob], name
+        assert [s.text for s in chinese_doc.sents] == [chinese], name
+        assert not any(s.start_char in inside for s in letter_doc.sents), name
+        if name == "default":
+            sentences = [s.text for s in letter_doc.sents]
+            assert sentences == ["The key follows.", blob, "Keep it safe.", "Do not share it."]
+            assert len(blob_doc.spans["attn_segments"]) == 1
 
 
 def test_an_overlong_token_does_not_warn_of_indexing_errors(

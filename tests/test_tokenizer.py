@@ -44,7 +44,8 @@ PARTS = st.one_of(
 def test_spacys_tokens_where_no_run_is_cut(both: Tuple[Any, Any], text: str) -> None:
     """Where ``text`` has no run longer than ``MAX_RUN``, the tokens are spaCy's; where
     it has, the text comes back, every piece's runs are at most ``MAX_RUN`` long, the
-    cuts lie inside the long runs, and the tokens are spaCy's tokens of each piece."""
+    cuts lie inside the long runs, and the tokens (text, white space, norm) are spaCy's
+    tokens of each piece. Either way no token after the first starts a sentence."""
     spacy_tokenizer, run_tokenizer = both
     doc = run_tokenizer(text)
     assert doc.text == text
