@@ -412,14 +412,14 @@ def choose_boundaries(
     chosen: List[int] = []
     n_sents = n_gaps + 1
     for gap in candidates.tolist():
+        if len(chosen) >= wanted:
+            break
         start = gap + 1
         if start < min_sents or n_sents - start < min_sents:
             continue
         if any(abs(start - other) < min_sents for other in chosen):
             continue
         chosen.append(start)
-        if len(chosen) >= wanted:
-            break
     return sorted(chosen)
 
 

@@ -247,6 +247,35 @@ def test_choose_boundaries_with_a_target_count() -> None:
     assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=1, n_segments=3) == [2, 5]
     # gaps closer than min_sents to a chosen one or to the ends are dropped
     assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=3, n_segments=3) == [5, 8]
+    # one segment asked for: no boundary
+    assert topics.choose_boundaries(depth, sims, cutoff=0.5, min_sents=1, n_segments=1) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    arrays(numpy.float64, st.integers(1, 30), elements=st.floats(-1, 1)),
+    st.integers(1, 12),
+    st.integers(1, 4),
+)
+def test_a_target_count_gives_at_most_that_many_segments(
+    sims: numpy.ndarray, n_segments: int, min_sents: int
+) -> None:
+    """With ``n_segments``, TextTiling keeps at most ``n_segments - 1`` boundaries, each
+    ``min_sents`` from the ends and from each other; with ``min_sents`` 1, exactly the
+    deepest gaps (ties: the earlier gap). A document shorter than ``min_sents`` is one
+    segment."""
+    depth = topics.depth_scores(sims)
+    starts = topics.choose_boundaries(
+        depth, sims, cutoff=0.5, min_sents=min_sents, n_segments=n_segments
+    )
+    n_sents = len(sims) + 1
+    assert len(starts) <= n_segments - 1
+    if starts:
+        edges = [0, *starts, n_sents]
+        assert all(b - a >= min_sents for a, b in zip(edges[:-1], edges[1:], strict=True))
+    if min_sents == 1:
+        order = sorted(range(len(sims)), key=lambda gap: (-depth[gap], gap))
+        assert starts == sorted(gap + 1 for gap in order[: n_segments - 1])
 
 
 @settings(max_examples=80, deadline=None)
@@ -810,6 +839,25 @@ def test_two_repeated_sentences_split_where_the_second_begins(
     group = doc.spans["attn_segments"]
     assert [span.start for span in group] == [0, sents[20].start]
     assert group.attrs["scores"][1] > 1  # the boundary pays for itself
+
+
+@pytest.mark.parametrize("method", ["partition", "texttiling"])
+def test_n_segments_gives_that_many_segments(method: str) -> None:
+    """``n_segments`` through the default pipeline: one segment when one is asked for
+    (TextTiling gave two), and three pieces of four sentences each cut within one
+    sentence of where they meet."""
+    text = " ".join(PIECES)
+    for n, near in ((1, [0]), (3, [0, 4, 8])):
+        overrides = {
+            "components.attn_segmenter.n_segments": n,
+            "components.attn_segmenter.segment_method": method,
+        }
+        doc = load_pipeline(overrides=overrides)(text)
+        sent_starts = [sent.start for sent in doc.sents]
+        assert len(sent_starts) == 12
+        found = [sent_starts.index(span.start) for span in doc.spans["attn_segments"]]
+        assert len(found) == n
+        assert all(abs(a - b) <= 1 for a, b in zip(found, near, strict=True)), found
 
 
 def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
