@@ -228,7 +228,10 @@ def make_attn_segmenter(
         ``min_sents``, E125).
     max_tokens (int): most model wordpieces in a segment (0: no limit); a single
         sentence longer than that is cut between tokens.
-    n_segments (int): the number of segments wanted (0: decided by the method).
+    n_segments (int): the number of segments wanted (0: decided by the method). A Doc
+        may get fewer (``min_sents``; with ``segment_paragraphs``, starts only at
+        paragraph breaks) or more (marked headings with ``segment_at_headings``,
+        ``max_sents``, ``max_tokens``).
     long_sentence_tokens (int): a sentence on one line of more model wordpieces than
         this (text without punctuation that the sentences read as one) is segmented as
         pieces of at most ``piece_tokens`` wordpieces, each a unit as a sentence is, so a
