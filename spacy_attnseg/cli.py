@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import lzma
+import re
 import sys
 from pathlib import Path
 from typing import (
@@ -67,6 +68,8 @@ COMPRESSIONS: Tuple[Tuple[bytes, Any], ...] = (
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
 COMPRESSED_HELP = " Compressed with gzip, bzip2 or xz too (notes.txt.gz, docs.jsonl.gz)."
 DECOMPRESSION_ERRORS = (EOFError, OSError, lzma.LZMAError)
+# a coded error's message: "[E123] ...", not an OSError's "[Errno 2] ..."
+CODED = re.compile(r"\[E\d+\]")
 # files that are not text, by their first bytes: what they are and what to do
 NOT_TEXT = (
     (b"%PDF-", "a PDF", "extract its text first, e.g. pdftotext FILE FILE.txt"),
@@ -295,6 +298,24 @@ def _engine_options(
     return {"engine": engine, "workers": workers, "address": scheduler, "size": partition_size}
 
 
+def _check_batch_size(batch_size: int) -> None:
+    if batch_size < 1:
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--batch-size", value=batch_size, allowed="a whole number of at least 1"
+            )
+        )
+
+
+def _check_output(path: Optional[Path], *, directory: bool) -> None:
+    """E135 before any work where an output ``path`` is a file where a directory is
+    written, or a directory where a file is."""
+    if path is None or not path.exists() or path.is_dir() == directory:
+        return
+    reason = "it is an existing file" if directory else "it is a directory"
+    raise typer.BadParameter(Errors.E135.format(path=path, reason=reason))
+
+
 def _bar(quiet: bool, iterable: Optional[Iterable[Any]] = None) -> Any:
     """A progress bar in documents with docs/s on stderr, shown when stderr is a terminal
     and not ``quiet``."""
@@ -381,6 +402,7 @@ def segment_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
+    _check_batch_size(batch_size)
     options = _engine_options(engine, workers, scheduler, partition_size)
     if format == "text" and (output is not None or engine):
         raise typer.BadParameter(
@@ -513,6 +535,7 @@ def chunk_cli(
     """
     from .scale import Job, job_pipeline
 
+    _check_batch_size(batch_size)
     options = _engine_options(engine, workers, scheduler, partition_size)
     overrides: Dict[str, Any] = {
         "components.attn_segmenter.max_tokens": max_tokens,
@@ -579,12 +602,7 @@ def pairs_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
-    if batch_size < 1:
-        raise typer.BadParameter(
-            Errors.E113.format(
-                option="--batch-size", value=batch_size, allowed="a whole number of at least 1"
-            )
-        )
+    _check_batch_size(batch_size)
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
@@ -655,6 +673,7 @@ def view_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--max-pairs", value=max_pairs, allowed="at least 1")
         )
+    _check_output(output, directory=False)
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
@@ -719,11 +738,17 @@ def calibrate_cli(
 
     if data.suffix not in (".conllu", ".spacy") or not data.is_file():
         raise typer.BadParameter(Errors.E114.format(path=data))
+    for directory in (output_dir, save_pipeline):
+        _check_output(directory, directory=True)
     overrides: Dict[str, Any] = {}
     if candidates is not None:
-        overrides["components.attn_segmenter.candidates"] = (
-            json.loads(candidates) if candidates.lstrip().startswith("[") else candidates
-        )
+        value: Any = candidates
+        if candidates.lstrip().startswith("["):
+            try:
+                value = json.loads(candidates)
+            except json.JSONDecodeError:
+                raise typer.BadParameter(Errors.E008.format(value=candidates)) from None
+        overrides["components.attn_segmenter.candidates"] = value
     nlp = load_pipeline(model, overrides=overrides)
     examples = _read_examples(nlp, data)
     segmenter = cast(AttnSegmenter, nlp.get_pipe("attn_segmenter"))
@@ -750,13 +775,18 @@ def _read_examples(nlp: object, data: Path) -> List:
 
 
 def main() -> None:
-    """Run the command line; a coded error (spacy-attnseg's or spaCy's ``[E...]``) is
-    printed without a traceback and exits with status 1."""
+    """Run the command line; a coded error (spacy-attnseg's or spaCy's ``[E...]``), or
+    one of the operating system's on a path (E135), is printed without a traceback and
+    exits with status 1."""
     try:
         app()
     except (ValueError, OSError, RuntimeError, KeyError, MemoryError, ImportError) as error:
         message = str(error).strip("'\"")
-        if not message.startswith("[E"):
+        if CODED.match(message):
+            pass
+        elif isinstance(error, OSError) and error.filename is not None:
+            message = Errors.E135.format(path=error.filename, reason=error.strerror)
+        else:
             raise
         typer.echo(f"Error: {message}", err=True)
         raise SystemExit(1) from None

@@ -300,6 +300,11 @@ class Errors:
         "replace the topic segments in doc.spans. Give them different keys, or '' to "
         "leave either out."
     )
+    E135 = (
+        "[E135] Cannot use the path {path}: {reason}. An input must be a file you may "
+        "read; an output a path you may write to, a file where a file is written (not "
+        "an existing directory) and a directory where one is."
+    )
 
 
 class Warnings:

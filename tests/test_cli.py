@@ -36,6 +36,7 @@ def test_segment_text_file(model: Optional[str], default_nlp: Any, minilm_nlp: A
     assert squash(" ".join(lines)) == squash(text)
 
 
+DEV = "data/UD_English-EWT/en_ewt-ud-dev.conllu"
 FIRST = (
     "The Gerstenslager Company was a maker of body panels for several major auto makers. "
     "In the 1950s the company was best known for making large custom vehicles. "
@@ -279,6 +280,10 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None
             ["segment", "data/sample.txt", "-f", "jsonl", "-o", "Makefile"],
             "[E123] Cannot write to --output Makefile (it is an existing file)",
         ),
+        (["view", "data/sample.txt", "-o", "tests"], "[E135] Cannot use the path tests: it is a"),
+        (["calibrate", DEV, "Makefile"], "[E135] Cannot use the path Makefile: it is an existing"),
+        (["calibrate", DEV, "out", "--save", "Makefile"], "[E135] Cannot use the path Makefile"),
+        (["calibrate", DEV, "out", "--candidates", '[".",'], "[E008] Invalid value for `candid"),
     ],
 )
 def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> None:
@@ -286,6 +291,18 @@ def test_bad_options_are_coded_usage_errors(args: List[str], message: str) -> No
     assert result.returncode == 2, result.stderr[-2000:]
     assert message in squash(result.stderr)
     assert "Traceback" not in result.stderr
+
+
+def test_an_output_path_the_system_refuses_is_a_coded_error(tmp_path: Path) -> None:
+    """An output under a file, which only writing it finds out, stops with E135 and the
+    system's reason, not a bare ``[Errno 20]`` (an error's "[E" once let that through
+    as coded)."""
+    (tmp_path / "file").write_text("x", encoding="utf8")
+    result = run_cli(["view", "data/sample.txt", "-o", str(tmp_path / "file" / "v.html")])
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"[E135] Cannot use the path {tmp_path}/file/v.html: Not a directory." in squash(
+        result.stderr
+    )
 
 
 def test_output_of_json_lines_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -381,15 +398,20 @@ def test_every_command_and_format_on_a_saved_pipeline(
         assert records and all(isinstance(record, dict) for record in records)
 
 
-def test_a_batch_size_of_zero_is_a_coded_error() -> None:
-    """--batch-size 0 stops every command that takes it with E113 (pairs printed
-    nothing before: the transformer passed no Doc on)."""
-    result = run_cli(["chunk", "data/sample.txt", "--batch-size", "0"])
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "[E113] batch_size / threads cannot be (0, " in squash(result.stderr)
-    result = run_cli(["pairs", "data/sample.txt", "--batch-size", "0"])
-    assert result.returncode == 2 and "Traceback" not in result.stderr  # (a usage error)
-    assert "[E113] --batch-size cannot be 0" in squash(result.stderr)
+@pytest.mark.parametrize(
+    "args",
+    [["segment"], ["segment", "-f", "jsonl"], ["chunk"], ["pairs"]],
+    ids=["segment", "segment jsonl", "chunk", "pairs"],
+)
+def test_a_batch_size_of_zero_is_a_coded_error(args: List[str]) -> None:
+    """--batch-size 0 stops every command that takes it with E113, a usage error, before
+    any model loads (pairs printed nothing before: the transformer passed no Doc on;
+    segment on plain text ran, since one text makes one batch; chunk named threads)."""
+    result = run_cli([args[0], "-", *args[1:], "--batch-size", "0"], '{"text": "One. Two."}')
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "[E113] --batch-size cannot be 0: use a whole number of at least 1." in squash(
+        result.stderr
+    )
 
 
 def test_a_pipeline_that_cannot_load_is_a_coded_error_without_traceback(
