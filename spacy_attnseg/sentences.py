@@ -571,18 +571,21 @@ def _below(text: str, above: "re.Match[str]", line: "re.Match[str]") -> bool:
     return len(LINE_BREAK.findall(text, above.end(2), line.start(2))) == 1
 
 
+def bulleted(words: str) -> bool:
+    """Whether a line's text (without its indentation) opens with a bullet of
+    ``LINE_BULLETS``, then whitespace or the line's end: a list item, which heads
+    nothing (a numbered line, "1. Introduction", may be a heading)."""
+    return words[:1] in LINE_BULLETS and (len(words) == 1 or words[1].isspace())
+
+
 def opens_item_line(words: str) -> bool:
-    """Whether a line's text (without its indentation) opens a list item: a bullet from
-    ``LINE_BULLETS`` or a ``LIST_MARKER``, then whitespace or the line's end (as
-    ``opens_item`` reads it on tokens)."""
-
-    def spaced(end: int) -> bool:
-        return end == len(words) or words[end].isspace()
-
-    if words[:1] in LINE_BULLETS and spaced(1):
+    """Whether a line's text (without its indentation) opens a list item: ``bulleted``,
+    or a ``LIST_MARKER`` then whitespace or the line's end (as ``opens_item`` reads it
+    on tokens)."""
+    if bulleted(words):
         return True
     marker = LIST_MARKER.match(words)
-    return marker is not None and spaced(marker.end())
+    return marker is not None and (marker.end() == len(words) or words[marker.end()].isspace())
 
 
 def lines_end_sentences(
@@ -764,7 +767,8 @@ def heading_sentences(
     above a line of ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
-    letters and no closing punctuation at its end; else ``NOT_HEADING`` (int8).
+    letters and no closing punctuation at its end, not ``bulleted``; else
+    ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
     out = numpy.full(len(starts), NOT_HEADING, dtype="int8")
@@ -802,7 +806,11 @@ def heading_sentences(
         if marked or UNDERLINED.fullmatch(text) or underline[k] or underline[k + 1]:
             out[k] = MARKED_HEADING
         elif paragraph_first[k] and paragraph_first[k + 1] and one_line[k]:
-            plain = len(text.split()) <= HEADING_WORDS and not CLOSING.search(text)
+            plain = (
+                len(text.split()) <= HEADING_WORDS
+                and not CLOSING.search(text)
+                and not bulleted(text)
+            )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
     return out
 

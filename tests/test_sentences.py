@@ -1675,6 +1675,21 @@ def test_heading_sentences() -> None:
     assert "Last words" in texts and "Dear Anna," in texts
 
 
+def test_a_list_item_heads_nothing() -> None:
+    """A short paragraph of one line that opens with a bullet is a list item, not a plain
+    heading (a changelog's one fix under its heading was one, so the headings of every
+    version ran together); a numbered line may be a heading."""
+    text = (
+        "Results\n\n* Faster loading\n\n- Fewer crashes by @anna in #12\n\n"
+        "\u2022 Smaller wheels\n\n1. Introduction\n\nThe text of it goes on. It ends."
+    )
+    doc = spacy.blank("en")(text)
+    firsts = [0] + [t.i + 1 for t in doc[:-1] if t.is_space and "\n\n" in t.text]
+    flags = heading_sentences(doc, firsts, paragraph_starts(doc, firsts))
+    assert [doc[i].text for i in firsts] == ["Results", "*", "-", "\u2022", "1", "The"]
+    assert flags.tolist() == [PLAIN_HEADING, 0, 0, 0, PLAIN_HEADING, 0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     flags=st.lists(st.sampled_from([NOT_HEADING, PLAIN_HEADING, MARKED_HEADING]), max_size=12),

@@ -601,6 +601,35 @@ def test_marked_headings_start_segments_of_one_topic(default_nlp: Any) -> None:
             assert len(off(text).spans["attn_segments"]) == 1, (style, sep)
 
 
+def test_each_version_of_a_changelog_is_a_segment() -> None:
+    """A changelog in Markdown: each version under its heading, a link, two subheadings
+    and one fix, a list item of one short line. Each version is a segment, also under a
+    boundary penalty too high for the vectors alone to cut anything (the items read as
+    headings made all the headings one run, and the versions one segment)."""
+    versions = [
+        ("2.13.3", "Handle `AttributeError` subclasses by [@anna](https://example.org/anna)"),
+        ("2.13.2", "Fix `field_name` missing in JSON by [@ben](https://example.org/ben)"),
+        ("2.13.1", "Fix `ValidationInfo.data` in JSON by [@carl](https://example.org/carl)"),
+    ]
+    text = "".join(
+        f"## v{v} (2026-04-{20 - k})\n\n[GitHub release](https://example.org/releases/v{v})"
+        f"\n\n### What's Changed\n\n#### Fixes\n\n* {fix}\n\n"
+        for k, (v, fix) in enumerate(versions)
+    )
+    nlp = load_pipeline(
+        overrides={
+            "components.attn_segmenter.segment_penalty": 5.0,
+            "components.attn_segmenter.paragraph_penalty": 5.0,
+        }
+    )
+    doc = nlp(text)
+    group = doc.spans["attn_segments"]
+    assert [span.text.split("\n")[0] for span in group] == [
+        f"## v{v} (2026-04-{20 - k})" for k, (v, _) in enumerate(versions)
+    ]
+    assert "".join(span.text for span in group) == text
+
+
 STORY = [
     "The rain had not stopped for three days. Anna watched the river rise from her window. "
     "By evening the road to the village was under water.",
