@@ -212,8 +212,8 @@ def make_attn_segmenter(
     segment_headings (bool): a heading (``sentences.heading_sentences``: a Markdown
         ``#`` line, an underlined line, MediaWiki's ``== Title ==`` or AsciiDoc's
         ``== Title``, an HTML ``<h2>`` or LaTeX ``\\section{}`` line, or a short
-        paragraph of one line without closing punctuation) stays with the text after
-        it: no segment starts right after one.
+        paragraph of one line without closing punctuation or a bullet in front) stays
+        with the text after it: no segment starts right after one.
     segment_at_headings (bool): with ``segment_headings``, a heading marked as one (a
         Markdown ``#`` line, an underlined line, ``== Title``, an HTML ``<h2>`` or
         LaTeX ``\\section{}`` line), or a plain one over a paragraph of prose
