@@ -336,8 +336,15 @@ HTML_BLOCK_END = re.compile(
 )
 # A line of HTML or XML tags alone ("<!DOCTYPE html>", "<ul>", "</div></body>"), with
 # nothing but whitespace between them
-TAG_LINE = re.compile(
-    LINE_START + rf"[ \t]*(?:<[!?/]?[A-Za-z][^<>{LINE_END_CHARS}]*>[ \t]*)+{LINE_ENDS_HERE}",
+TAGS = rf"[ \t]*(?:<[!?/]?[A-Za-z][^<>{LINE_END_CHARS}]*>[ \t]*)+"
+TAG_LINE = re.compile(LINE_START + TAGS + LINE_ENDS_HERE, re.MULTILINE)
+# a text that is such tags alone (``fullmatch``)
+TAGS_ONLY = re.compile(TAGS)
+# HTML or XML tags that open a line before its text ("<p>", "<li>", "</p><p class=x>"):
+# a tag's name, then white space and attributes or its end (not "<ann@example.org>")
+OPENING_TAGS = re.compile(
+    LINE_START
+    + rf"[ \t]*(?:</?[A-Za-z][A-Za-z0-9]*(?:[ \t][^<>{LINE_END_CHARS}]*)?/?>[ \t]*)+(?=[^\s<])",
     re.MULTILINE,
 )
 # A page's front matter at the text's start: YAML's between lines of "---", TOML's

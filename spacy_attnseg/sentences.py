@@ -39,6 +39,7 @@ from .markup import (
     LINE_BREAK,
     LINE_TEXT,
     MEDIAWIKI,
+    OPENING_TAGS,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
     Lines,
@@ -946,17 +947,42 @@ def line_rules(
     opens a list item (``list_lines_start_sentences``); a list marker (``"2."``) is not
     a sentence by itself (``join_list_markers``); with ``paragraph_breaks``, a code
     block, a heading or a table is one sentence (``blocks_hold_one``); a quoted line's
-    ``"> "`` stays with its text (``quotes_open_lines``); no sentence starts inside a
-    long run of characters without white space (``runs_hold_no_start``). Some of these
-    read the starts they are given, so they run once, on all of them
-    (``layout_starts``, ``decide_starts``)."""
+    ``"> "`` stays with its text (``quotes_open_lines``), and so do the markup tags that
+    open a line (``tags_open_lines``); no sentence starts inside a long run of
+    characters without white space (``runs_hold_no_start``). Some of these read the
+    starts they are given, so they run once, on all of them (``layout_starts``,
+    ``decide_starts``)."""
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
     starts = join_list_markers(doc, starts, classes)
     if paragraph_breaks:
         starts = blocks_hold_one(doc, starts, classes)
-    return runs_hold_no_start(doc, quotes_open_lines(doc, starts))
+    starts = tags_open_lines(doc, quotes_open_lines(doc, starts))
+    return runs_hold_no_start(doc, starts)
+
+
+def tags_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) where a sentence that starts
+    just after the HTML or XML tags that open its line (``markup.OPENING_TAGS``:
+    ``"<p>The library..."``, ``"<li>Item"``) starts on them instead, so that the tags
+    stay with the text they mark up rather than making a sentence of their own. Returns
+    a new array of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    if "<" not in doc.text:
+        return out
+    idx = doc.to_array(IDX)
+    space = doc.to_array(IS_SPACE).astype(bool)
+    for found in OPENING_TAGS.finditer(doc.text):
+        after = int(numpy.searchsorted(idx, found.end()))
+        if after == len(doc) or idx[after] != found.end() or not out[after]:
+            continue
+        first = int(numpy.searchsorted(idx, found.start()))
+        while first < after and space[first]:
+            first += 1
+        out[first + 1 : after + 1] = 0
+        out[first] = 1
+    return out
 
 
 def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:

@@ -53,6 +53,7 @@ from spacy_attnseg.sentences import (
     sentence_scores,
     sentence_starts,
     sentence_texts,
+    tags_open_lines,
     token_classes,
     unmarked_starts,
     validate_candidates,
@@ -774,6 +775,63 @@ def test_quoted_lines_keep_their_marks(default_nlp: Any) -> None:
     assert sum(s.endswith(">") for s in sents) <= 0.02 * len(sents)
 
 
+TAG_LINES = (
+    "<h2>Library</h2>\n<p>The committee met. It agreed.</p>\n"
+    '  <li class="new">Item one\n</p><p>Two tags\n<b>Bold</b> start\n'
+    "<ann@example.org> wrote it.\n<3 hearts\n<br/>Broken"
+)
+
+
+N_TAG_TOKENS = len(EN(TAG_LINES))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=N_TAG_TOKENS, max_size=N_TAG_TOKENS))
+def test_tags_that_open_a_line_stay_with_its_text(marked: List[bool]) -> None:
+    """A start on the first word after the tags that open a line (``"<h2>Library"``,
+    ``"<p>The"``, ``"</p><p>Two"``, ``"<b>Bold</b> start"``) moves onto the line's first
+    tag; no other start moves (a tag inside a line, ``"<ann@example.org>"``, ``"<3"``,
+    and a word that the tokenizer keeps in one token with its tag,
+    ``'class="new">Item'``). The words that follow opening tags are named here by hand."""
+    doc = EN(TAG_LINES)
+    starts = numpy.array(marked, dtype="int32")
+    out = tags_open_lines(doc, starts)
+    expected = starts.copy()
+    for token in doc:
+        if token.text in ("Library</h2", "The", "Two", "Bold</b") and starts[token.i]:
+            line_start = TAG_LINES.rfind("\n", 0, token.idx) + 1
+            first = next(t.i for t in doc if t.idx >= line_start and not t.is_space)
+            expected[first + 1 : token.i + 1] = 0
+            expected[first] = 1
+    assert out.tolist() == expected.tolist()
+
+
+def test_an_html_page_has_no_sentence_of_tags_alone(default_nlp: Any) -> None:
+    """An HTML page through the default pipeline: each paragraph's ``<p>`` opens its
+    first sentence (it was a sentence of its own, and a segment ended on it), and each
+    section under its ``<h2>`` is a segment, the lines of tags alone with the text next
+    to them (``"</body></html>"`` took the last sentence before it into a segment)."""
+    pieces = [p.split(". ") for p in (" ".join(PIECE) for PIECE in HTML_PIECES)]
+    body = "".join(
+        f"<h2>{title}</h2>\n<p>{'. '.join(sents)}</p>\n"
+        for title, sents in zip(["Library", "Cats", "Volcano"], pieces, strict=True)
+    )
+    text = f"<html><body>\n<h1>City news</h1>\n{body}</body></html>"
+    doc = default_nlp(text)
+    sents = [s.text.strip() for s in doc.sents]
+    assert not [s for s in sents if s == "<p>"]
+    assert sum(s.startswith("<p>") for s in sents) == 3
+    firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
+    assert firsts == ["<html><body>", "<h2>Cats</h2>", "<h2>Volcano</h2>"]
+
+
+HTML_PIECES = [
+    ["The committee approved the new budget for the city library.", "Funding rose."],
+    ["My cat refuses to eat dry food.", "She waits by the fridge every morning."],
+    ["The volcano erupted twice last week.", "Ash clouds closed the airport."],
+]
+
+
 def test_a_quotation_opens_a_sentence(default_nlp: Any) -> None:
     """The first quoted line after a line that is not quoted (e-mail's ``"Ann wrote:"``)
     starts a sentence on its marks, whatever the model says; the quoted lines after it
@@ -887,8 +945,8 @@ def test_html_as_written(default_nlp: Any) -> None:
     """Raw HTML: a line of tags alone, a ``<pre>`` (``<script>``, ``<style>``) element
     on lines of its own and a heading element's line are one sentence each (the model
     split ``"<!"`` off ``"DOCTYPE"`` and the code at its ``"."``), and a heading
-    element starts a segment as a Markdown heading does; the paragraphs' sentences are
-    the model's."""
+    element starts a segment as a Markdown heading does, the lines of tags alone above
+    the first one with it; the paragraphs' sentences are the model's."""
     blocks = [HTML_PAGE[a:b] for a, b in text_blocks(HTML_PAGE)]
     assert blocks == [
         "<!DOCTYPE html>",
@@ -910,7 +968,10 @@ def test_html_as_written(default_nlp: Any) -> None:
     assert set(blocks) <= set(sents), sents
     assert "<p>Check every valve once a week." in sents
     firsts = segment_first_lines(doc)
-    assert {"<h1>Valve maintenance</h1>", "<h2>Tools</h2>", "<h2>Storage</h2>"} <= set(firsts)
+    assert {"<h2>Tools</h2>", "<h2>Storage</h2>"} <= set(firsts)
+    # the lines of tags alone keep with the heading after them
+    first = doc.spans["attn_segments"][0].text
+    assert first.startswith("<!DOCTYPE html>\n<html>\n<body>\n<h1>Valve maintenance</h1>\n")
 
 
 def test_latex_sections_are_headings(default_nlp: Any) -> None:
