@@ -647,14 +647,26 @@ STORY = [
 def test_a_line_without_letters_is_never_a_segment_of_its_own(
     default_nlp: Any, separator: str
 ) -> None:
-    """Scene breaks and rules (``"* * *"``, ``"---"``) keep with the text after them,
-    and one that ends the text with the text before it."""
-    for text in (separator.join(STORY), "Intro text here. It is short.\n\n---\n\nMore.\n\n---"):
+    """Scene breaks and rules (``"* * *"``, ``"---"``), and lines of markup tags alone
+    (``"</div>"``), keep with the text after them, and one that ends the text with the
+    text before it."""
+    tagged = separator.join(
+        line if any(c.isalnum() for c in line) else "</div><div>" for line in STORY
+    )
+    texts = (
+        separator.join(STORY),
+        "Intro text here. It is short.\n\n---\n\nMore.\n\n---",
+        f"<div>{separator}{tagged}{separator}</div>",
+    )
+    for text in texts:
         doc = default_nlp(text)
         group = doc.spans["attn_segments"]
         assert "".join(span.text_with_ws for span in group) == text
-        assert all(any(c.isalnum() for c in span.text) for span in group), list(group)
-        assert not any(span.text.rstrip().endswith(("* * *", "---")) for span in list(group)[:-1])
+        words = [span.text.replace("div", "") for span in group]
+        assert all(any(c.isalnum() for c in span) for span in words), list(group)
+        assert not any(
+            span.text.rstrip().endswith(("* * *", "---", "<div>")) for span in list(group)[:-1]
+        )
 
 
 def test_joined_sentences_at_the_end_join_the_unit_before() -> None:
