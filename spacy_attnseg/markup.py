@@ -74,6 +74,17 @@ UNDERLINED = re.compile(
     IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
 )
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
+# A title over- and underlined as reStructuredText writes a page's title ("#####",
+# "  Title", "#####"): the same character above and below
+OVERLINED = re.compile(
+    r"([=\-~^*#+])\1{2,}[ \t]*"
+    + LINE_END
+    + r"[ \t]*\S"
+    + IN_LINE
+    + "*"
+    + LINE_END
+    + r"[ \t]*\1{3,}[ \t]*"
+)
 MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
 # A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
 # more; what follows the run is an opening fence's info string, and holds no backtick
@@ -310,6 +321,10 @@ def org_blocks(text: str) -> Tuple[Lines, Lines]:
     return blocks, sorted(headings + titles)
 
 
+# such a title on lines of its own
+OVERLINED_LINES = re.compile(
+    LINE_START + r"[ \t]*" + OVERLINED.pattern + rf"(?={LINE_END}|\Z)", re.MULTILINE
+)
 # A reStructuredText explicit markup line: a directive (".. note::", ".. code-block::
 # python"), a comment or a link target (".. _label:"), to the end of its line
 DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.MULTILINE)
@@ -347,6 +362,21 @@ OPENING_TAGS = re.compile(
     + rf"[ \t]*(?:</?[A-Za-z][A-Za-z0-9]*(?:[ \t][^<>{LINE_END_CHARS}]*)?/?>[ \t]*)+(?=[^\s<])",
     re.MULTILINE,
 )
+
+
+def says_nothing(text: str) -> bool:
+    """Whether a line's text says nothing of a topic: it has no letter or digit (a
+    rule, ``"---"``, a scene break, ``"* * *"``), or it is markup tags alone
+    (``"</div></body>"``) or a reStructuredText directive, comment or target line
+    (``".. _label:"``, ``".. note::"``)."""
+    words = text.strip()
+    return (
+        not any(c.isalnum() for c in words)
+        or TAGS_ONLY.fullmatch(words) is not None
+        or DIRECTIVE_LINE.fullmatch(words) is not None
+    )
+
+
 # A page's front matter at the text's start: YAML's between lines of "---", TOML's
 # between lines of "+++", the line after the opening one a "key:" or "key =" line
 FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{LINE_END}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
@@ -399,6 +429,22 @@ def running_key(line: str) -> str:
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 
+def overlined_title(block: str) -> bool:
+    """Whether ``block`` is a title over- and underlined as reStructuredText writes one
+    (``OVERLINED``): both rules at least as long as the title, which is no rule itself
+    and does not end as a statement does (``"---"``, ``"Some prose here."``, ``"---"``
+    are a Markdown page's rules around prose)."""
+    found = OVERLINED.fullmatch(block.strip())
+    if found is None:
+        return False
+    over, title, under = (line.strip() for line in LINE_BREAK.split(found.group()))
+    return (
+        ADORNMENT.fullmatch(title) is None
+        and STATEMENT_END.search(title) is None
+        and min(len(over), len(under)) >= len(title)
+    )
+
+
 def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines:
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
     each, whatever their punctuation: a fenced code block (``fenced_code``: from the
@@ -406,7 +452,8 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     text), a Markdown heading line (``HEADING_LINE``), a Markdown table (a run of two
     or more ``TABLE_ROW`` lines, one of them its delimiter row), a delimited table (CSV,
     TSV: ``delimited_tables``), a reStructuredText directive, comment or target line
-    (``DIRECTIVE_LINE``), an underlined heading (its two lines,
+    (``DIRECTIVE_LINE``), an over- and underlined title (its three lines,
+    ``overlined_title``), an underlined heading (its two lines,
     ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or ``<style>``
     element on lines of its own (``html_blocks``), a line of HTML tags alone
     (``TAG_LINE``), a subtitle cue's number and timing lines (``CUE_LINES``) and a
@@ -432,6 +479,9 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
         and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
+    directives += [
+        (m.start(), m.end()) for m in OVERLINED_LINES.finditer(text) if overlined_title(m.group())
+    ]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
     footers, headers = page_lines(text) if pages is None else pages

@@ -48,6 +48,7 @@ from .markup import (
     number_shape,
     org_blocks,
     outside,
+    overlined_title,
     page_lines,
     running_lines,
     text_blocks,
@@ -764,8 +765,9 @@ def heading_sentences(
     """For each sentence (token index of its start), whether it is a heading of what
     follows: ``MARKED_HEADING`` where it starts a line outside code (``in_code``), is
     not the last sentence and is marked as one (``HEADING_MARK``, ``UNDERLINED``,
-    ``MEDIAWIKI``, an Org-mode page's heading (``org_blocks``), or one line directly
-    above a line of ``ADORNMENT``, which is then part of the heading too);
+    ``MEDIAWIKI``, an Org-mode page's heading (``org_blocks``), a title between two
+    lines of ``ADORNMENT`` (``overlined_title``), or one line directly above a line of
+    ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
     letters and no closing punctuation at its end, not ``bulleted``; else
@@ -804,7 +806,8 @@ def heading_sentences(
             or MEDIAWIKI.fullmatch(text) is not None
             or doc[starts[k]].idx in org
         )
-        if marked or UNDERLINED.fullmatch(text) or underline[k] or underline[k + 1]:
+        underlined = UNDERLINED.fullmatch(text) or overlined_title(text)
+        if marked or underlined or underline[k] or underline[k + 1]:
             out[k] = MARKED_HEADING
         elif paragraph_first[k] and paragraph_first[k + 1] and one_line[k]:
             plain = (

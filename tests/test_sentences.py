@@ -25,6 +25,7 @@ from spacy_attnseg.markup import (
     org_blocks,
     page_lines,
     running_lines,
+    says_nothing,
     text_blocks,
 )
 from spacy_attnseg.sentences import (
@@ -673,6 +674,58 @@ def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
     sents = [s.text.strip() for s in default_nlp(text).sents]
     assert sents[:2] == ["Title\n=====", "Body text."]
     assert "Other\n-----" in sents
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("---", True),
+        ("* * *\n", True),
+        ("</div></body>", True),
+        ("<!DOCTYPE html>", True),
+        (".. _label:", True),
+        (".. highlight:: c\n\n", True),
+        ("<p>Text", False),
+        ("Part 2", False),
+        (":-)", True),
+        ("He paused.. and went on.", False),
+        ("<ann@example.org>", True),
+    ],
+)
+def test_what_says_nothing_of_a_topic(text: str, expected: bool) -> None:
+    assert says_nothing(text) is expected
+
+
+def test_overlined_titles_are_marked_headings(default_nlp: Any) -> None:
+    """A title between two lines of one adornment character, as a reStructuredText page
+    opens (``"#####\\n  Title\\n#####"``), is one sentence and a marked heading (the
+    model split it, and it was no heading, so a field line under it started a segment
+    and the title ended one); three rules are no title, nor are two different ones, nor
+    rules shorter than the line between them or around a statement."""
+    rule = "*" * 28
+    page = f".. _howto:\n\n{rule}\n  Regular Expression HOWTO\n{rule}\n\n"
+    title = page[page.index(rule) : -2]
+    assert [page[a:b] for a, b in text_blocks(page)] == [".. _howto:", title]
+    assert text_blocks("-----\n-----\n-----\n\ntext") == []
+    assert text_blocks("=====\nTitle\n-----\n\ntext") == []
+    # rules shorter than the line between them, or around a statement: Markdown's
+    assert text_blocks("----\nA longer line\n----\n\ntext") == []
+    assert text_blocks("---------\nA prose line.\n---------\n\ntext") == []
+    body = (
+        ":Author: Ann Lee <ann@example.org>\n\nThis guide shows how to write patterns. "
+        "It starts with single characters and builds up to groups.\n\nMatching\n"
+        "========\n\nA pattern matches text from the left. The engine tries every "
+        "position in turn.\n"
+    )
+    doc = default_nlp(page + body)
+    starts = [s.start for s in doc.sents]
+    texts = [s.text for s in doc.sents]
+    flags = heading_sentences(doc, starts, paragraph_starts(doc, starts), texts)
+    assert texts[1] == title + "\n\n"
+    assert flags[1] == MARKED_HEADING
+    segments = list(doc.spans["attn_segments"])
+    assert segments[0].text.startswith(page + body[:30])
+    assert [s.text.split("\n")[0] for s in segments[1:]] == ["Matching"]
 
 
 def test_tilde_underlines_open_no_code(default_nlp: Any) -> None:

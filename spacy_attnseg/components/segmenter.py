@@ -33,7 +33,7 @@ from ..errors import Errors, Warnings
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
-from ..markup import LINE_BREAK, TAGS_ONLY, quoted_lines
+from ..markup import LINE_BREAK, quoted_lines, says_nothing
 from ..sentences import (
     ANY,
     MARKED_HEADING,
@@ -585,12 +585,11 @@ class AttnSegmenter(AttentionPipe):
             if cfg["segment_paragraphs"] and not sentence_paragraphs(paragraph_first)
             else None
         )
-        # a line of its own without letters or digits ("---", "* * *"), or of markup
-        # tags alone ("</div>", "</body></html>"), keeps with the text after it (not an
-        # emoticon after a sentence on its line)
+        # a line of its own that says nothing of a topic ("---", "</div>", ".. _label:")
+        # keeps with the text after it (not an emoticon after a sentence on its line)
         bare = numpy.array(
             [
-                (not any(c.isalnum() for c in text) or TAGS_ONLY.fullmatch(text.strip()))
+                says_nothing(text)
                 and starts_line(doc, int(start))
                 and (k == n_sents - 1 or LINE_BREAK.search(text) is not None)
                 for k, (start, text) in enumerate(zip(sent_starts, texts, strict=True))
