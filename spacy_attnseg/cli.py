@@ -299,6 +299,7 @@ def _engine_options(
 
 
 def _check_batch_size(batch_size: int) -> None:
+    """E113 for a ``--batch-size`` under 1, before any model loads."""
     if batch_size < 1:
         raise typer.BadParameter(
             Errors.E113.format(
@@ -782,11 +783,9 @@ def main() -> None:
         app()
     except (ValueError, OSError, RuntimeError, KeyError, MemoryError, ImportError) as error:
         message = str(error).strip("'\"")
-        if CODED.match(message):
-            pass
-        elif isinstance(error, OSError) and error.filename is not None:
+        if not CODED.match(message):
+            if not isinstance(error, OSError) or error.filename is None:
+                raise
             message = Errors.E135.format(path=error.filename, reason=error.strerror)
-        else:
-            raise
         typer.echo(f"Error: {message}", err=True)
         raise SystemExit(1) from None

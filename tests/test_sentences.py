@@ -859,16 +859,19 @@ def test_tags_that_open_a_line_stay_with_its_text(marked: List[bool]) -> None:
     assert out.tolist() == expected.tolist()
 
 
+HTML_SECTIONS = {
+    "Library": "The committee approved the new budget for the city library. Funding rose.",
+    "Cats": "My cat refuses to eat dry food. She waits by the fridge every morning.",
+    "Volcano": "The volcano erupted twice last week. Ash clouds closed the airport.",
+}
+
+
 def test_an_html_page_has_no_sentence_of_tags_alone(default_nlp: Any) -> None:
     """An HTML page through the default pipeline: each paragraph's ``<p>`` opens its
     first sentence (it was a sentence of its own, and a segment ended on it), and each
     section under its ``<h2>`` is a segment, the lines of tags alone with the text next
     to them (``"</body></html>"`` took the last sentence before it into a segment)."""
-    pieces = [p.split(". ") for p in (" ".join(PIECE) for PIECE in HTML_PIECES)]
-    body = "".join(
-        f"<h2>{title}</h2>\n<p>{'. '.join(sents)}</p>\n"
-        for title, sents in zip(["Library", "Cats", "Volcano"], pieces, strict=True)
-    )
+    body = "".join(f"<h2>{title}</h2>\n<p>{text}</p>\n" for title, text in HTML_SECTIONS.items())
     text = f"<html><body>\n<h1>City news</h1>\n{body}</body></html>"
     doc = default_nlp(text)
     sents = [s.text.strip() for s in doc.sents]
@@ -876,13 +879,6 @@ def test_an_html_page_has_no_sentence_of_tags_alone(default_nlp: Any) -> None:
     assert sum(s.startswith("<p>") for s in sents) == 3
     firsts = [span.text.split("\n")[0] for span in doc.spans["attn_segments"]]
     assert firsts == ["<html><body>", "<h2>Cats</h2>", "<h2>Volcano</h2>"]
-
-
-HTML_PIECES = [
-    ["The committee approved the new budget for the city library.", "Funding rose."],
-    ["My cat refuses to eat dry food.", "She waits by the fridge every morning."],
-    ["The volcano erupted twice last week.", "Ash clouds closed the airport."],
-]
 
 
 def test_a_quotation_opens_a_sentence(default_nlp: Any) -> None:
