@@ -479,13 +479,14 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
         and any(map(TABLE_DELIMITER.fullmatch, LINE_BREAK.split(text[start:end])))
     ]
     directives = [(m.start(), m.end()) for m in DIRECTIVE_LINE.finditer(text)]
-    directives += [
+    titles = [
         (m.start(), m.end()) for m in OVERLINED_LINES.finditer(text) if overlined_title(m.group())
     ]
     cues = [(m.start(), m.end()) for m in CUE_LINES.finditer(text)]
     tags = [(m.start(), m.end()) for m in TAG_LINE.finditer(text)]
     footers, headers = page_lines(text) if pages is None else pages
-    found = headings + tables + directives + cues + tags + footers + headers + html_blocks(text)
+    found = headings + titles + tables + directives + cues + tags + footers + headers
+    found += html_blocks(text)
     org, org_headings = org_blocks(text)
     found += delimited_tables(text) + org + org_headings
     front = FRONT_MATTER.match(text)
