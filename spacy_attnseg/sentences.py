@@ -124,8 +124,9 @@ class TokenClasses:
       as ``“`` never does);
     * ``opens``: an opening bracket or quote (``(``, ``“``, or a quote that may open or
       close with whitespace or the start of the Doc before it), or a Markdown image's
-      ``!`` (``"![alt](src)"``, with whitespace or the start of the Doc before it: it
-      does not continue the sentence before, as final punctuation would);
+      ``!`` (``"![alt](src)"``, with whitespace, the start of the Doc or the ``[`` of a
+      link around the image before it, ``"[![badge](src)](href)"``: it does not
+      continue the sentence before, as final punctuation would);
     * ``blank``: a whitespace token that breaks a paragraph (``paragraph_break_tokens``: a
       blank line, or the line break before a line indented as a paragraph's first or
       below a paragraph's short last line);
@@ -227,14 +228,17 @@ def token_classes(doc: Doc) -> TokenClasses:
     for a, b in reference_markers(doc, values[:, 0], final, continues):
         continues[a:b] = True
         opens[a:b] = False
-    # a Markdown image's "!" ("![alt](src)") after whitespace or at the Doc's start opens,
-    # as the "[" after it does
+    # a Markdown image's "!" ("![alt](src)") after whitespace, at the Doc's start or
+    # after the "[" of a link around it ("[![badge](src)](href)") opens, as the "[" after
+    # it does
     image = numpy.zeros(n, dtype=bool)
+    in_link = numpy.zeros(n, dtype=bool)
+    in_link[1:] = values[:-1, 0] == _BRACKET_ID
     image[:-1] = (
         (values[:-1, 0] == _BANG_ID)
         & (values[1:, 0] == _BRACKET_ID)
         & (values[:-1, 5] == 0)
-        & ~attached[:-1]
+        & (~attached[:-1] | in_link[:-1])
     )
     continues &= ~image
     opens |= image
@@ -621,9 +625,71 @@ def lines_end_sentences(
     if share < UNWRAPPED_LINE_SENTENCE_SHARE:
         return out
     if not wrapped or (share >= LINE_SENTENCE_SHARE and len(after) >= MIN_WRAPPED_LINE_BREAKS):
-        out[after] = 1
+        out[after[~continued_lines(doc, after)]] = 1
         if share >= LINE_HOLD_SHARE or not wrapped:
             out = short_lines_hold_one(doc, out, classes)
+    return out
+
+
+# In a text where at least this share of the sentences after a statement's end open
+# with a capital (``CAPITALISED``: of those whose first word is one of letters), and at
+# least MIN_CAPITALISED_LINES do, a line that opens in lower case below a line of
+# MIN_WRAP_WIDTH characters or more that does not end a statement continues the
+# sentence above (``continued_lines``).
+CAPITALISED_SHARE = 0.75
+MIN_CAPITALISED_LINES = 2
+# a statement's end (sentence-final punctuation, closing marks, white space) and the
+# first letter after it: the case a writer gives a sentence's first word
+CAPITALISED = re.compile(r"[.!?…]['\"”’)\]]*\s+[(\[{\"'“‘*_]*([^\W\d_])")
+# what may come before a line's first word: opening brackets and quotes, Markdown's
+# emphasis marks (``"(or from"``, ``"[instructions](...)"``) and code marks
+# (``"`json` and"``)
+LINE_OPENERS = "([{\"'“‘*_`"
+# a Markdown link reference definition (``"[docs]: https://..."``): a line of its own
+LINK_DEFINITION = re.compile(r"\[[^\]\n]+\]:(?:\s|$)")
+# a line that ends a statement or leads into what follows
+STATEMENT_END = re.compile(r"(?:[.!?…]['\"”’)\]]*|:)$")
+
+
+def writes_capitals(text: str) -> bool:
+    """Whether ``text`` opens its sentences with capitals: at least
+    ``CAPITALISED_SHARE`` of the words after a statement's end (``CAPITALISED``), and
+    ``MIN_CAPITALISED_LINES`` or more, do."""
+    firsts = [m.group(1) for m in CAPITALISED.finditer(text)]
+    upper = sum(c.isupper() for c in firsts)
+    return upper >= max(MIN_CAPITALISED_LINES, CAPITALISED_SHARE * len(firsts))
+
+
+def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
+    """For each token of ``after`` (the first token of a line, as ``line_break_starts``
+    gives them), whether its line continues the sentence of the line above it, so that
+    the line break is no sentence end: in a text that opens its sentences with capitals
+    (``writes_capitals``), a line that opens in lower case (``"or the Windows SDK on
+    Windows."``, ``"`json` and `pickle`."``) below a line that does not end a statement
+    (``STATEMENT_END``: sentence-final punctuation or a colon) and is too long to be an
+    item of a list (``MIN_WRAP_WIDTH`` characters or more: ``"you need to install
+    Visual Studio"``), as Markdown wrapped by hand has them; not a list item
+    (``opens_item_line``: ``"(b) the Seller"``) or a link reference definition. In a
+    text that writes no capitals or no punctuation (a transcript, a list of queries),
+    nothing tells the two apart and no line is."""
+    out = numpy.zeros(len(after), dtype=bool)
+    text = doc.text
+    if not len(after) or not writes_capitals(text):
+        return out
+    breaks = list(LINE_BREAK.finditer(text))
+    begins = numpy.array([0, *(m.end() for m in breaks)])
+    ends = [*(m.start() for m in breaks), len(text)]
+    for n, i in enumerate(after.tolist()):
+        k = int(numpy.searchsorted(begins, doc[i].idx, side="right")) - 1
+        above = QUOTE_PREFIX.sub("", text[begins[k - 1] : ends[k - 1]].strip()) if k else ""
+        line = QUOTE_PREFIX.sub("", text[doc[i].idx : ends[k]])
+        out[n] = (
+            len(above) >= MIN_WRAP_WIDTH
+            and not STATEMENT_END.search(above)
+            and not LINK_DEFINITION.match(line)
+            and not opens_item_line(line)
+            and line.lstrip(LINE_OPENERS)[:1].islower()
+        )
     return out
 
 
@@ -994,9 +1060,11 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     a base64 blob, minified code, Chinese or Japanese text without spaces) other than
     its first: such a run is one word to the tokenizer, which reads it in pieces
     (``tokenizer.RunTokenizer``), and a start the model puts inside it (on a piece, or
-    after a ``=`` of a URL) cuts a word, not a sentence. Returns a new array of
-    ``starts``' dtype."""
+    after a ``=`` of a URL) cuts a word, not a sentence. Nor does a sentence start
+    inside a word (``inside_word``: ``"msgpack|-python"`` in a URL, ``"[!|NOTE]"``).
+    Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
+    out[[i for i in numpy.flatnonzero(out).tolist() if inside_word(doc, i)]] = 0
     runs = [m.span() for m in LONG_RUN.finditer(doc.text)]
     if not runs:
         return out
@@ -1004,6 +1072,22 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     for a, b in runs:
         out[numpy.searchsorted(idx, a, side="right") : numpy.searchsorted(idx, b)] = 0
     return out
+
+
+def inside_word(doc: Doc, i: int) -> bool:
+    """Whether token ``i`` follows, with no white space between, a cased letter (of a
+    script that writes words apart, as Latin, Greek or Cyrillic do: not a Chinese
+    character), a digit, or a ``!`` or ``?`` right after an opening bracket (GitHub's
+    ``"[!NOTE]"``, ``"(?)"``, which end nothing): a start there would cut a word."""
+    if i == 0 or doc[i - 1].whitespace_ or doc[i - 1].is_space:
+        return False
+    idx = doc[i].idx
+    char = doc.text[idx - 1]
+    return (
+        char.isdigit()
+        or char.lower() != char.upper()
+        or (char in "!?" and doc.text[max(idx - 2, 0) : idx - 1] in ("(", "["))
+    )
 
 
 def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:

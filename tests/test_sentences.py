@@ -268,6 +268,47 @@ def test_one_sentence_per_line() -> None:
     assert layout_starts(two_lines, predicted, paragraph_breaks=True).tolist() == predicted.tolist()
 
 
+#: Markdown wrapped by hand near a width, with some clauses on lines of their own, and
+#: the sentences it holds; then a short list without markers
+CLAUSE_LINES = (
+    "If you cannot use a binary package,\n"
+    "you need to install a compiler\n"
+    "or the build tools of your platform.\n"
+    "Without the extension, the pure Python code runs slowly.\n"
+    "The reader takes bytes from a stream\n"
+    "(or from a buffer filled through its `feed` method).\n"
+    "Read the docstring for the options.\n"
+    "msgpack also provides `dumps` and `loads`.\n"
+    "It needs three more packages:\n"
+    "numpy\n"
+    "pandas\n"
+    "[docs]: https://example.org/docs\n"
+    "[api]: https://example.org/api"
+)
+
+
+def test_a_line_below_an_open_clause_continues_it(default_nlp: Any) -> None:
+    """In text that opens its sentences with capitals, a line that opens in lower case
+    (after an opening bracket or not) below a line of 20 characters or more that ends
+    without a statement's end (a comma, a word) continues the sentence above, even
+    where the line breaks end sentences; one below a line that ends a statement or a
+    colon starts one (``"msgpack also..."``, ``"numpy"``), and so do the short lines of
+    a list (``"pandas"``) and link reference definitions. Text written without
+    capitals, or without punctuation, keeps a sentence a line."""
+    lines = CLAUSE_LINES.split("\n")
+    sentences = [" ".join(lines[0:3]), lines[3], " ".join(lines[4:6]), *lines[6:]]
+    for text in (CLAUSE_LINES, CLAUSE_LINES.lower(), re.sub(r"[.!?]", "", CLAUSE_LINES)):
+        doc = EN(text)
+        firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+        predicted = numpy.zeros(len(doc), dtype="int32")
+        predicted[[firsts[k] for k in (3, 4, 6)]] = 1  # 3 line breaks of 12 end a sentence
+        out = numpy.flatnonzero(lines_end_sentences(doc, predicted)).tolist()
+        continued = (1, 2, 5) if text == CLAUSE_LINES else ()
+        assert out == [i for k, i in enumerate(firsts) if k > 0 and k not in continued]
+    found = [s.text.strip().replace("\n", " ") for s in default_nlp(CLAUSE_LINES).sents]
+    assert found == sentences
+
+
 def test_three_lines_end_sentences_unless_hard_wrapped(default_nlp: Any) -> None:
     """Two line breaks, one of them already ending a sentence: every line ends one in
     text that is not hard-wrapped; text that looks hard-wrapped needs three line
@@ -944,6 +985,37 @@ def test_markdown_image_marks_open(default_nlp: Any) -> None:
         "![Latency before and after](img/l.png)",
         "It went well.",
     ]
+
+
+def test_badges_and_alerts_cut_no_word(default_nlp: Any) -> None:
+    """A README's badges, images inside links (``"[![build](src)](href)"``), and
+    GitHub's alert marker (``"[!IMPORTANT]"``) stay whole: the ``"!"`` after the ``"["``
+    opens, and no start falls inside a word of a URL (the model put one on
+    ``"-python"`` of ``"msgpack-python"``). Each badge line is a sentence."""
+    badges = [
+        "[![Build Status](https://github.com/msgpack/msgpack-python/actions/workflows/"
+        "wheel.yml/badge.svg)](https://github.com/msgpack/msgpack-python/actions/workflows/"
+        "wheel.yml)",
+        "[![Documentation Status](https://readthedocs.org/projects/msgpack-python/badge/"
+        "?version=latest)](https://msgpack-python.readthedocs.io/en/latest/?badge=latest)",
+    ]
+    alert = [
+        "> [!IMPORTANT]",
+        "> If the reader stops with an exception, it cannot be reused.",
+        "> Create a new reader for the next stream.",
+    ]
+    text = "\n".join(["# MessagePack for Python", "", *badges, "", *alert, "", "It is fast."])
+    doc = default_nlp(text)
+    assert [s.text.strip() for s in doc.sents] == [
+        "# MessagePack for Python",
+        *badges,
+        *alert,
+        "It is fast.",
+    ]
+    classes = token_classes(doc)
+    bangs = [t.i for t in doc if t.text == "!"]
+    assert len(bangs) == 3
+    assert [bool(classes.opens[i]) for i in bangs] == [True, True, False]
 
 
 def test_html_comments_and_front_matter_are_sentences(default_nlp: Any) -> None:
@@ -2432,7 +2504,9 @@ def test_hard_wrapped_paragraphs_open_at_short_lines(default_nlp: Any) -> None:
 #: spaCy's English tokenizer that reads a long run in pieces, as the pipelines' does
 RUN_TOKENIZER = create_tokenizer()(EN)
 RUN_PARTS = st.one_of(
-    st.sampled_from(["Word", "ends.", "(a)", "x=1&y=2", "\n", "\n\n", "猫。", "  "]),
+    st.sampled_from(
+        ["Word", "ends.", "(a)", "x=1&y=2", "\n", "\n\n", "猫。", "  ", "[!NOTE]", "(?)Ok", "a-b.C"]
+    ),
     st.tuples(st.sampled_from(["ab", "7", "a.b", "k=v&", "猫。", "!"]), st.integers(1, 200)).map(
         lambda pair: pair[0] * pair[1]
     ),
@@ -2441,10 +2515,11 @@ RUN_PARTS = st.one_of(
 
 @settings(max_examples=80, deadline=None)
 @given(parts=st.lists(RUN_PARTS, min_size=1, max_size=10), seed=st.integers(0, 2**16))
-def test_no_sentence_starts_inside_a_long_run(parts: List[str], seed: int) -> None:
+def test_no_sentence_starts_inside_a_long_run_or_a_word(parts: List[str], seed: int) -> None:
     """Of any starts, ``runs_hold_no_start`` keeps exactly those on a token that is not
     inside a run of more than ``MAX_RUN`` characters without white space (its first
-    token is not inside), the runs found here character by character."""
+    token is not inside), the runs found here character by character, nor right after a
+    cased letter, a digit, or a ``!`` or ``?`` that follows an opening bracket."""
     text = " ".join(parts)
     doc = RUN_TOKENIZER(text)
     starts = numpy.random.default_rng(seed).integers(0, 2, len(doc)).astype("int32")
@@ -2457,4 +2532,12 @@ def test_no_sentence_starts_inside_a_long_run(parts: List[str], seed: int) -> No
         while last < len(text) and not text[last].isspace():
             last += 1
         inside = not text[token.idx].isspace() and token.idx > first and last - first > MAX_RUN
-        assert kept[token.i] == (0 if inside else starts[token.i]), (token.i, token.text[:20])
+        before = text[max(token.idx - 2, 0) : token.idx]
+        in_word = token.idx > first and (
+            before[-1].isdigit()
+            or before[-1].isupper()
+            or before[-1].islower()
+            or before in ("(!", "(?", "[!", "[?")
+        )
+        cut = inside or in_word
+        assert kept[token.i] == (0 if cut else starts[token.i]), (token.i, token.text[:20])
