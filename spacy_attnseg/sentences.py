@@ -836,7 +836,9 @@ def heading_sentences(
     ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
-    letters and no closing punctuation at its end, not ``bulleted``; else
+    letters and no closing punctuation at its end, not ``bulleted`` and not below a
+    sentence that ends with a colon (what that sentence introduces: an image, a
+    command); else
     ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
@@ -880,6 +882,7 @@ def heading_sentences(
                 len(text.split()) <= HEADING_WORDS
                 and not CLOSING.search(text)
                 and not bulleted(text)
+                and not (k > 0 and stripped[k - 1].endswith(":"))
             )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
     return out
@@ -906,6 +909,25 @@ def heads_prose(headings: Any, paragraph_first: Any, texts: Sequence[str]) -> nu
             words += len(texts[j].split())
             j += 1
         out[k] = j - k - 1 >= PROSE_SENTENCES or words >= PROSE_WORDS
+    return out
+
+
+def lead_ins(texts: Sequence[str], headings: Any = None) -> numpy.ndarray:
+    """For each sentence (``texts``: their texts, with the white space after them),
+    whether it leads into what the next line holds: it ends with a colon, then a line
+    break (``"Expected output:"``, ``"Here is how:"``), above a sentence that is not a
+    heading (``headings``: ``heading_sentences``, where the caller has them), as a code
+    block, a table, a list or an image is."""
+    n = len(texts)
+    flags = numpy.zeros(n, dtype="int8") if headings is None else numpy.asarray(headings)
+    out = numpy.zeros(n, dtype=bool)
+    for k in range(n - 1):
+        body = texts[k].rstrip()
+        out[k] = (
+            body.endswith(":")
+            and LINE_BREAK.search(texts[k], len(body)) is not None
+            and not flags[k + 1]
+        )
     return out
 
 

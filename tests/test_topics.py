@@ -19,6 +19,7 @@ from hypothesis.extra.numpy import arrays
 
 from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN, LOCAL
+from spacy_attnseg.sentences import MARKED_HEADING, lead_ins
 from spacy_attnseg.windows import doc_wordpiece_counts
 
 # zero, or far from the denormal range (where a norm clamp, not the rule, decides)
@@ -562,6 +563,48 @@ def test_headings_start_segments_and_never_end_one(default_nlp: Any, style: str)
     for span in group:
         last = list(span.sents)[-1].text.strip()
         assert not any(last.startswith(h.split("\n")[0]) for h in heads), span.text
+
+
+def test_lead_ins_are_the_colons_that_end_a_line() -> None:
+    """``lead_ins``: a sentence that ends with a colon and a line break, above a
+    sentence that is not a heading; not one that a space follows, the last sentence or
+    one above a heading."""
+    texts = ["Intro. ", "Run it with:\n\n", "```x```\n", "Note: ", "it is: ", "Then:\n"]
+    texts += ["## Next\n", "Do this:  \r\n", "- a", "End:\n"]
+    flags = numpy.zeros(len(texts), dtype="int8")
+    flags[6] = MARKED_HEADING
+    assert lead_ins(texts, flags).tolist() == [0, 1, 0, 0, 0, 0, 0, 1, 0, 0]
+    assert lead_ins(texts).tolist() == [0, 1, 0, 0, 0, 1, 0, 1, 0, 0]
+
+
+@pytest.mark.parametrize("max_tokens", [0, 64, 128])
+def test_a_lead_in_stays_with_what_it_introduces(max_tokens: int) -> None:
+    """A page whose sections end with a lead-in and what it introduces (a code block
+    after a blank line, an image over prose, a code block on the next line): no segment
+    ends with the lead-in, also where the size limit cuts the page into chunks, and no
+    segment starts at the image (a short line over prose, it read as a heading). The
+    chunks give the text back. (Before lead-ins, one segment ended with a lead-in
+    without a size limit, three at 64 wordpieces and two at 128.)"""
+    code = [
+        "```\n" + "\n".join(f"step_{k}_{j} = load(part_{j}, size={j * 7})" for j in range(n))
+        for k, n in enumerate((4, 30))
+    ]
+    leads = ["To load the data, run:", "The report looks like this:", "Expected output:"]
+    sections = [
+        PIECES[0] + "\n\n" + leads[0] + "\n\n" + code[0] + "\n```",
+        PIECES[1] + "\n\n" + leads[1] + "\n\n![The report](img/report.png)\n\n"
+        "It lists every part of the order. Each part has its size and its price.",
+        PIECES[2] + "\n" + leads[2] + "\n" + code[1] + "\n```",
+    ]
+    text = "\n\n".join(sections)
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": max_tokens})
+    doc = nlp(text)
+    group = doc.spans["attn_segments"]
+    assert "".join(span.text for span in group) == text
+    assert len(group) > (3 if max_tokens else 0)
+    for span in group:
+        assert list(span.sents)[-1].text.strip() not in leads, span.text
+        assert not span.text.startswith("!["), span.text
 
 
 MARKED_STYLES = ["## {t}", "{t}\n------------", "{t}\n==========", "== {t} ==", " = = {t} = = "]

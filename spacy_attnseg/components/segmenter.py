@@ -41,6 +41,7 @@ from ..sentences import (
     decide_starts,
     heading_sentences,
     heads_prose,
+    lead_ins,
     normalised_window_scores,
     paragraph_starts,
     sentence_paragraphs,
@@ -579,6 +580,10 @@ class AttnSegmenter(AttentionPipe):
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
+        # a sentence that leads into the next line ("Expected output:") heads what that
+        # line holds, and a paragraph there continues its own
+        leading = lead_ins(texts, headings)
+        paragraph_first = paragraph_first & ~numpy.concatenate([[False], leading[:-1]])
         # paragraphs of one sentence each are sentences: the units stay sentences
         paragraphs = (
             numpy.cumsum(paragraph_first) - 1
@@ -596,7 +601,7 @@ class AttnSegmenter(AttentionPipe):
             ],
             dtype=bool,
         )
-        heads = bare if headings is None else (headings > 0) | bare
+        heads = leading | bare if headings is None else (headings > 0) | leading | bare
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
