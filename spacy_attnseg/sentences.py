@@ -631,13 +631,12 @@ def lines_end_sentences(
     return out
 
 
-# In a text where at least this share of the sentences after a statement's end open
-# with a capital (``CAPITALISED``: of those whose first word is one of letters), and at
-# least MIN_CAPITALISED_LINES do, a line that opens in lower case below a line of
-# MIN_WRAP_WIDTH characters or more that does not end a statement continues the
-# sentence above (``continued_lines``).
+# In a text where at least this share of the words after a statement's end
+# (``CAPITALISED``) open with a capital, and at least MIN_CAPITALISED do, a line that
+# opens in lower case below a line of MIN_WRAP_WIDTH characters or more that does not
+# end a statement continues the sentence above (``continued_lines``).
 CAPITALISED_SHARE = 0.75
-MIN_CAPITALISED_LINES = 2
+MIN_CAPITALISED = 2
 # a statement's end (sentence-final punctuation, closing marks, white space) and the
 # first letter after it: the case a writer gives a sentence's first word
 CAPITALISED = re.compile(r"[.!?…]['\"”’)\]]*\s+[(\[{\"'“‘*_]*([^\W\d_])")
@@ -654,10 +653,10 @@ STATEMENT_END = re.compile(r"(?:[.!?…]['\"”’)\]]*|:)$")
 def writes_capitals(text: str) -> bool:
     """Whether ``text`` opens its sentences with capitals: at least
     ``CAPITALISED_SHARE`` of the words after a statement's end (``CAPITALISED``), and
-    ``MIN_CAPITALISED_LINES`` or more, do."""
+    ``MIN_CAPITALISED`` or more, do."""
     firsts = [m.group(1) for m in CAPITALISED.finditer(text)]
     upper = sum(c.isupper() for c in firsts)
-    return upper >= max(MIN_CAPITALISED_LINES, CAPITALISED_SHARE * len(firsts))
+    return upper >= max(MIN_CAPITALISED, CAPITALISED_SHARE * len(firsts))
 
 
 def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
@@ -837,8 +836,8 @@ def heading_sentences(
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
     letters and no closing punctuation at its end, not ``bulleted`` and not below a
-    sentence that ends with a colon (what that sentence introduces: an image, a
-    command); else
+    sentence that ``leads_in`` (what that sentence introduces: an image, a command);
+    else
     ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
@@ -882,7 +881,7 @@ def heading_sentences(
                 len(text.split()) <= HEADING_WORDS
                 and not CLOSING.search(text)
                 and not bulleted(text)
-                and not (k > 0 and stripped[k - 1].endswith(":"))
+                and not (k > 0 and leads_in(texts[k - 1]))
             )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
     return out
@@ -912,22 +911,23 @@ def heads_prose(headings: Any, paragraph_first: Any, texts: Sequence[str]) -> nu
     return out
 
 
+def leads_in(text: str) -> bool:
+    """Whether a sentence's text (with the white space after it) leads into what the
+    next line holds: it ends with a colon, then a line break (``"Expected output:"``,
+    ``"Here is how:"``), as a code block, a table, a list or an image follows it."""
+    body = text.rstrip()
+    return body.endswith(":") and LINE_BREAK.search(text, len(body)) is not None
+
+
 def lead_ins(texts: Sequence[str], headings: Any = None) -> numpy.ndarray:
     """For each sentence (``texts``: their texts, with the white space after them),
-    whether it leads into what the next line holds: it ends with a colon, then a line
-    break (``"Expected output:"``, ``"Here is how:"``), above a sentence that is not a
-    heading (``headings``: ``heading_sentences``, where the caller has them), as a code
-    block, a table, a list or an image is."""
+    whether it ``leads_in`` to a sentence that is not a heading (``headings``:
+    ``heading_sentences``, where the caller has them)."""
     n = len(texts)
     flags = numpy.zeros(n, dtype="int8") if headings is None else numpy.asarray(headings)
     out = numpy.zeros(n, dtype=bool)
     for k in range(n - 1):
-        body = texts[k].rstrip()
-        out[k] = (
-            body.endswith(":")
-            and LINE_BREAK.search(texts[k], len(body)) is not None
-            and not flags[k + 1]
-        )
+        out[k] = not flags[k + 1] and leads_in(texts[k])
     return out
 
 

@@ -601,7 +601,9 @@ class AttnSegmenter(AttentionPipe):
             ],
             dtype=bool,
         )
-        heads = leading | bare if headings is None else (headings > 0) | leading | bare
+        heads = leading | bare
+        if headings is not None:
+            heads |= headings > 0
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
