@@ -152,14 +152,51 @@ def _line_above(text: str, start: int, longest: int) -> Tuple[int, str] | None:
     return above, text[above : breaks[-1].start()]
 
 
+# reStructuredText's mark of a literal block: "::" at a line's end, then a blank line
+LITERAL_MARK = re.compile(rf"::[ \t]*{LINE_END}(?:[ \t]*{LINE_END})+")
+
+
+def _depth(line: str) -> int:
+    """How far ``line`` is indented by spaces and tabs."""
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def literal_blocks(text: str) -> List[Tuple[int, int]]:
+    """``(start, end)`` of each reStructuredText literal block of ``text``: the lines
+    after a line that ends with ``"::"`` and a blank line, indented deeper than that
+    line, up to the first line with text that is not (``"like this::"``, then code
+    indented by three spaces, whose ``"# comment"`` is no heading). Linear in the
+    text."""
+    out: List[Tuple[int, int]] = []
+    position = 0
+    while (mark := LITERAL_MARK.search(text, position)) is not None:
+        line = max(text.rfind("\n", 0, mark.start()), text.rfind("\r", 0, mark.start())) + 1
+        depth = _depth(text[line : mark.start()])
+        start = end = position = mark.end()
+        for found in LINE_BREAK.finditer(text, start):
+            body = text[position : found.start()]
+            if body.strip() and _depth(body) <= depth:
+                break
+            end = found.start() if body.strip() else end
+            position = found.end()
+        else:
+            body = text[position:]
+            if body.strip() and _depth(body) > depth:
+                end = position = len(text)
+        if end > start:
+            out.append((start, end))
+    return out
+
+
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
     fenced block (``fenced_code``: from a line that opens one to the line that closes
-    it, or to the end), or on a line indented as code (four spaces or a tab before its
-    first character). Linear in the text."""
+    it, or to the end) or a reStructuredText literal block (``literal_blocks``), or on a
+    line indented as code (four spaces or a tab before its first character). Linear in
+    the text."""
     points = numpy.asarray(offsets, dtype="int64")
     out = numpy.zeros(len(points), dtype=bool)
-    for start, close in fenced_code(text):
+    for start, close in fenced_code(text) + literal_blocks(text):
         out[numpy.searchsorted(points, start) : numpy.searchsorted(points, close)] = True
     lines = numpy.array([0, *(m.end() for m in LINE_BREAK.finditer(text))], dtype="int64")
     firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]
@@ -449,9 +486,10 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     """``(start, end)`` character ranges of the blocks of ``text`` that are one sentence
     each, whatever their punctuation: a fenced code block (``fenced_code``: from the
     line that opens it to the end of the line that closes it, or to the end of the
-    text), a Markdown heading line (``HEADING_LINE``), a Markdown table (a run of two
-    or more ``TABLE_ROW`` lines, one of them its delimiter row), a delimited table (CSV,
-    TSV: ``delimited_tables``), a reStructuredText directive, comment or target line
+    text), a reStructuredText literal block (``literal_blocks``), a Markdown heading
+    line (``HEADING_LINE``), a Markdown table (a run of two or more ``TABLE_ROW`` lines,
+    one of them its delimiter row), a delimited table (CSV, TSV:
+    ``delimited_tables``), a reStructuredText directive, comment or target line
     (``DIRECTIVE_LINE``), an over- and underlined title (its three lines,
     ``overlined_title``), an underlined heading (its two lines,
     ``_underlined_heading``), an HTML comment or ``<pre>``, ``<script>`` or ``<style>``
@@ -465,6 +503,7 @@ def text_blocks(text: str, pages: Optional[Tuple[Lines, Lines]] = None) -> Lines
     for start, closing in fenced_code(text):
         line_end = LINE_BREAK.search(text, closing)
         blocks.append((start, len(text) if line_end is None else line_end.start()))
+    blocks += literal_blocks(text)
     headings = [(m.start(), m.end()) for m in HEADING_LINE.finditer(text)]
     rows: List[Tuple[int, int]] = []
     for m in TABLE_ROW.finditer(text):

@@ -22,6 +22,7 @@ from spacy_attnseg.markup import (
     fenced_code,
     html_blocks,
     in_code,
+    literal_blocks,
     org_blocks,
     page_lines,
     running_lines,
@@ -735,6 +736,44 @@ def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
 )
 def test_what_says_nothing_of_a_topic(text: str, expected: bool) -> None:
     assert says_nothing(text) is expected
+
+
+LITERAL_PAGE = (
+    "Sockets\n=======\n\n"
+    "The client makes its socket like this::\n\n"
+    "   # create an INET, STREAMing socket\n"
+    "   s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n\n"
+    "   # now connect to the web server on port 80\n"
+    '   s.connect(("www.python.org", 80))\n\n'
+    "When the connect completes, the socket can send a request for the page. The "
+    "server answers with the page and closes the connection.\n"
+)
+
+
+def test_a_literal_block_is_code(default_nlp: Any) -> None:
+    """A reStructuredText literal block (the lines indented under a line that ends with
+    ``"::"`` and a blank line, to the first line that is not) is code: its ``"# ..."``
+    comments, indented by three spaces, are no Markdown headings (they started
+    segments and ended chunks), and the block is one sentence, as a fenced one is; the
+    text after it, and a block at no deeper indentation, are not code."""
+    page = LITERAL_PAGE
+    code_start = page.index("   # create")
+    code_end = page.index(")\n\nWhen") + 1
+    assert literal_blocks(page) == [(code_start, code_end)]
+    assert literal_blocks("  Here::\n\n  not deeper\n") == []
+    last = "End::\r\n\r\n\tcode to the end"
+    assert literal_blocks(last) == [(last.index("\t"), len(last))]
+    comments = [m.start() for m in re.finditer("#", page)]
+    assert in_code(page, comments).all()
+    assert not in_code(page, [page.index("When")]).any()
+    doc = default_nlp(page)
+    starts = [s.start for s in doc.sents]
+    flags = heading_sentences(doc, starts, paragraph_starts(doc, starts))
+    marked = [s.text.strip() for s, f in zip(doc.sents, flags, strict=True) if f]
+    assert marked == ["Sockets\n======="]
+    block = page[code_start:code_end].strip()
+    assert block in [s.text.strip() for s in doc.sents]  # one sentence, as a fenced block is
+    assert not any(span.text.startswith("#") for span in doc.spans["attn_segments"])
 
 
 def test_overlined_titles_are_marked_headings(default_nlp: Any) -> None:
