@@ -170,8 +170,9 @@ def literal_blocks(text: str) -> List[Tuple[int, int]]:
     out: List[Tuple[int, int]] = []
     position = 0
     while (mark := LITERAL_MARK.search(text, position)) is not None:
-        line = max(text.rfind("\n", 0, mark.start()), text.rfind("\r", 0, mark.start())) + 1
-        depth = _depth(text[line : mark.start()])
+        # (the mark's line starts at a line end after ``position``, or at ``position``)
+        ends = (text.rfind(end, position, mark.start()) + 1 for end in LINE_END_CHARS)
+        depth = _depth(text[max(position, *ends) : mark.start()])
         start = end = position = mark.end()
         for found in LINE_BREAK.finditer(text, start):
             body = text[position : found.start()]

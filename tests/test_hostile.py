@@ -82,6 +82,9 @@ HOSTILE: Dict[str, str] = {
     + "\t\t\n1\t2\n" * 20
     + "p;q;r\r\n" * 4
     + '"' * 50,
+    "literal block marks, nested and repeated": "Like this::\n\n   # code::\n\n      deeper\n" * 200
+    + "x::\r\n\r\n\tend" * 100
+    + "::\n\n",
     "Org-mode lines, unclosed and repeated": "#+TITLE:\n"
     + "* \n** x\n#+begin_src\n" * 30
     + "#+end_src #+END_EXAMPLE\n*** y. z\n" * 10
