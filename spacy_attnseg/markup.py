@@ -189,6 +189,14 @@ def literal_blocks(text: str) -> List[Tuple[int, int]]:
     return out
 
 
+def line_bounds(text: str) -> Tuple[numpy.ndarray, List[int]]:
+    """Where each line of ``text`` begins (sorted, for ``searchsorted``) and where it
+    ends, before its ``LINE_BREAK``."""
+    breaks = list(LINE_BREAK.finditer(text))
+    begins = numpy.array([0, *(m.end() for m in breaks)], dtype="int64")
+    return begins, [*(m.start() for m in breaks), len(text)]
+
+
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
     fenced block (``fenced_code``: from a line that opens one to the line that closes
@@ -199,7 +207,7 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     out = numpy.zeros(len(points), dtype=bool)
     for start, close in fenced_code(text) + literal_blocks(text):
         out[numpy.searchsorted(points, start) : numpy.searchsorted(points, close)] = True
-    lines = numpy.array([0, *(m.end() for m in LINE_BREAK.finditer(text))], dtype="int64")
+    lines, _ = line_bounds(text)
     firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]
     for k, line in enumerate(firsts.tolist()):
         out[k] |= CODE_INDENT.match(text, line) is not None

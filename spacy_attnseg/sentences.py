@@ -45,6 +45,7 @@ from .markup import (
     Lines,
     fenced_code,
     in_code,
+    line_bounds,
     number_shape,
     org_blocks,
     outside,
@@ -634,7 +635,8 @@ def lines_end_sentences(
 # In a text where at least this share of the words after a statement's end
 # (``CAPITALISED``) open with a capital, and at least MIN_CAPITALISED do, a line that
 # opens in lower case below a line of MIN_WRAP_WIDTH characters or more that does not
-# end a statement continues the sentence above (``continued_lines``).
+# end a paragraph or lead into what follows continues the sentence above
+# (``continued_lines``).
 CAPITALISED_SHARE = 0.75
 MIN_CAPITALISED = 2
 # a statement's end (sentence-final punctuation, closing marks, white space) and the
@@ -646,8 +648,6 @@ CAPITALISED = re.compile(r"[.!?…]['\"”’)\]]*\s+[(\[{\"'“‘*_]*([^\W\d_]
 LINE_OPENERS = "([{\"'“‘*_`"
 # a Markdown link reference definition (``"[docs]: https://..."``): a line of its own
 LINK_DEFINITION = re.compile(r"\[[^\]\n]+\]:(?:\s|$)")
-# a line that ends a statement or leads into what follows
-STATEMENT_END = re.compile(r"(?:[.!?…]['\"”’)\]]*|:)$")
 
 
 def writes_capitals(text: str) -> bool:
@@ -664,8 +664,8 @@ def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
     gives them), whether its line continues the sentence of the line above it, so that
     the line break is no sentence end: in a text that opens its sentences with capitals
     (``writes_capitals``), a line that opens in lower case (``"or the Windows SDK on
-    Windows."``, ``"`json` and `pickle`."``) below a line that does not end a statement
-    (``STATEMENT_END``: sentence-final punctuation or a colon) and is too long to be an
+    Windows."``, ``"`json` and `pickle`."``) below a line that ends neither a paragraph
+    (``PARAGRAPH_END``: sentence-final punctuation) nor with a colon and is too long to be an
     item of a list (``MIN_WRAP_WIDTH`` characters or more: ``"you need to install
     Visual Studio"``), as Markdown wrapped by hand has them; not a list item
     (``opens_item_line``: ``"(b) the Seller"``) or a link reference definition. In a
@@ -675,16 +675,15 @@ def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
     text = doc.text
     if not len(after) or not writes_capitals(text):
         return out
-    breaks = list(LINE_BREAK.finditer(text))
-    begins = numpy.array([0, *(m.end() for m in breaks)])
-    ends = [*(m.start() for m in breaks), len(text)]
+    begins, ends = line_bounds(text)
     for n, i in enumerate(after.tolist()):
         k = int(numpy.searchsorted(begins, doc[i].idx, side="right")) - 1
         above = QUOTE_PREFIX.sub("", text[begins[k - 1] : ends[k - 1]].strip()) if k else ""
         line = QUOTE_PREFIX.sub("", text[doc[i].idx : ends[k]])
         out[n] = (
             len(above) >= MIN_WRAP_WIDTH
-            and not STATEMENT_END.search(above)
+            and not PARAGRAPH_END.search(above)
+            and not above.endswith(":")
             and not LINK_DEFINITION.match(line)
             and not opens_item_line(line)
             and line.lstrip(LINE_OPENERS)[:1].islower()
@@ -701,9 +700,7 @@ def unmarked_line_starts(doc: Doc, starts: numpy.ndarray, classes: TokenClasses)
     if not inside:
         return []
     text = doc.text
-    breaks = list(LINE_BREAK.finditer(text))
-    line_begins = numpy.array([0, *(m.end() for m in breaks)])
-    line_ends = [*(m.start() for m in breaks), len(text)]
+    line_begins, line_ends = line_bounds(text)
     marked = follows_final(doc, classes)
     found = []
     for i in inside:
