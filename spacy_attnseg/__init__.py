@@ -8,7 +8,7 @@ from .components.malloc_trim import MallocTrim, make_malloc_trim
 from .components.segmenter import AttnSegmenter, make_attn_segmenter
 from .loading import embedded_model_path, load_pipeline
 from .records import chunks
-from .tokenizer import RunTokenizer
+from .tokenizer import RunTokenizer, ZeroWidthTokenizer
 
 __version__ = "0.1.0"
 
@@ -19,6 +19,7 @@ __all__ = [
     "CaptureRequest",
     "MallocTrim",
     "RunTokenizer",
+    "ZeroWidthTokenizer",
     "chunks",
     "embedded_model_path",
     "load_pipeline",

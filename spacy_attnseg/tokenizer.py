@@ -10,14 +10,19 @@ two pieces meet (the sentence components decide); any other text it tokenizes
 as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds it with
 the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's. A text that holds a
 lone surrogate, which spaCy's tokenizer stops on with a ``UnicodeEncodeError``, is E128.
+
+:class:`ZeroWidthTokenizer` (``spacy-attnseg.Tokenizer.v2``, the shipped configs') also
+reads a zero-width space or U+FEFF as a space, where spaCy's tokenizer reads them as
+letters: ``"back.\u200bNext"`` is ``"back"``, ``"."``, ``"\u200b"``, ``"Next"`` rather
+than one token. Text without them it tokenizes as ``RunTokenizer`` does.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List
+from typing import Callable, Iterator, List, Optional, Type
 
-from spacy.attrs import NORM, ORTH
+from spacy.attrs import IS_SPACE, NORM, ORTH
 from spacy.language import Language
 from spacy.tokenizer import Tokenizer
 from spacy.tokens import Doc
@@ -73,24 +78,92 @@ class RunTokenizer(Tokenizer):
         return Doc.from_docs(docs, ensure_whitespace=False, attrs=TOKEN_ATTRS)
 
 
+#: characters that break words without showing (a zero-width space; U+FEFF, a byte-order
+#: mark, or where files were joined, one at each file's start): spaCy's tokenizer splits
+#: only at white space, so ``"back.\u200bNext"`` was one token, and no sentence could start
+#: at ``"Next"``; the model's tokenizer deletes them, as it deletes white space
+ZERO_WIDTH = "\u200b\ufeff"
+_TO_SPACE = str.maketrans(ZERO_WIDTH, " " * len(ZERO_WIDTH))
+
+
+def reads_as_space(text: str) -> bool:
+    """Whether ``text`` is white space once each ``ZERO_WIDTH`` character reads as one:
+    the lexical attribute ``IS_SPACE`` of the pipelines whose tokenizer is
+    ``ZeroWidthTokenizer``."""
+    return text.translate(_TO_SPACE).isspace()
+
+
+class ZeroWidthTokenizer(RunTokenizer):
+    """``RunTokenizer``, with each ``ZERO_WIDTH`` character read as a space: the tokens of
+    other characters are those of the text with spaces there, and each zero-width
+    character is a white-space token (``IS_SPACE``, ``reads_as_space``), or part of one
+    next to it, as spaCy's tokenizer makes one of a line break."""
+
+    def __call__(self, text: str) -> Doc:
+        spaced = text.translate(_TO_SPACE)
+        if spaced == text:
+            return super().__call__(text)
+        words: List[str] = []
+        spaces: List[bool] = []
+        norms: List[Optional[str]] = []
+        for token in super().__call__(spaced):
+            end = token.idx + len(token.text)
+            word = text[token.idx : end]
+            if words and not spaces[-1] and reads_as_space(words[-1]) and reads_as_space(word):
+                words[-1] += word  # (a zero-width character, then spaCy's white-space token)
+                norms[-1] = None
+            else:
+                words.append(word)
+                norms.append(token.norm_ if word == token.text else None)
+                spaces.append(False)
+            if not token.whitespace_:
+                continue
+            if text[end] == " ":
+                spaces[-1] = True
+            elif reads_as_space(words[-1]):
+                words[-1] += text[end]
+                norms[-1] = None
+            else:
+                words.append(text[end])
+                norms.append(None)
+                spaces.append(False)
+        doc = Doc(self.vocab, words=words, spaces=spaces)
+        for token, norm in zip(doc, norms, strict=True):
+            if norm is not None and norm != token.norm_:
+                token.norm_ = norm
+        return doc
+
+
+def with_defaults(nlp: Language, cls: Type[RunTokenizer] = RunTokenizer) -> RunTokenizer:
+    """A ``cls`` with the language's defaults (those of ``spacy.Tokenizer.v1``)."""
+    prefixes, suffixes, infixes = nlp.Defaults.prefixes, nlp.Defaults.suffixes, nlp.Defaults.infixes
+    return cls(
+        nlp.vocab,
+        rules=nlp.Defaults.tokenizer_exceptions,
+        prefix_search=compile_prefix_regex(prefixes).search if prefixes else None,
+        suffix_search=compile_suffix_regex(suffixes).search if suffixes else None,
+        infix_finditer=compile_infix_regex(infixes).finditer if infixes else None,
+        token_match=nlp.Defaults.token_match,
+        url_match=nlp.Defaults.url_match,
+    )
+
+
 @registry.tokenizers("spacy-attnseg.Tokenizer.v1")
 def create_tokenizer() -> Callable[[Language], Tokenizer]:
     """A ``RunTokenizer`` with the language's defaults (those of ``spacy.Tokenizer.v1``)."""
+    return with_defaults
+
+
+@registry.tokenizers("spacy-attnseg.Tokenizer.v2")
+def create_zero_width_tokenizer() -> Callable[[Language], Tokenizer]:
+    """A ``ZeroWidthTokenizer`` with the language's defaults; the vocabulary's
+    ``IS_SPACE`` reads each ``ZERO_WIDTH`` character as a space (``reads_as_space``)."""
 
     def tokenizer_factory(nlp: Language) -> Tokenizer:
-        prefixes, suffixes, infixes = (
-            nlp.Defaults.prefixes,
-            nlp.Defaults.suffixes,
-            nlp.Defaults.infixes,
-        )
-        return RunTokenizer(
-            nlp.vocab,
-            rules=nlp.Defaults.tokenizer_exceptions,
-            prefix_search=compile_prefix_regex(prefixes).search if prefixes else None,
-            suffix_search=compile_suffix_regex(suffixes).search if suffixes else None,
-            infix_finditer=compile_infix_regex(infixes).finditer if infixes else None,
-            token_match=nlp.Defaults.token_match,
-            url_match=nlp.Defaults.url_match,
-        )
+        # (spaCy's stubs leave the getters out; a new lexeme's flags come from them)
+        nlp.vocab.lex_attr_getters[IS_SPACE] = reads_as_space  # type: ignore[attr-defined]
+        for character in ZERO_WIDTH:  # (a lexeme made before keeps its flags)
+            nlp.vocab[character].is_space = True
+        return with_defaults(nlp, ZeroWidthTokenizer)
 
     return tokenizer_factory

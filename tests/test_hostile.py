@@ -55,7 +55,9 @@ HOSTILE: Dict[str, str] = {
     # affixes that spaCy's tokenizer strips one at a time (quadratic without the cut)
     "punctuation runs": "Stop" + "!" * 3000 + " now. " + "<>" * 1500 + " " + "'s" * 900 + " end.",
     "control characters": "Bell\x07 here.\x00 Escape\x1b[31m red. Tab\tand\x0bvertical.",
-    "zero-width": "zero\u200bwidth\u200c joiner\u200d here.\ufeff Next\u2060 one.",
+    "zero-width": "zero\u200bwidth\u200c joiner\u200d here.\ufeff Next\u2060 one."
+    + "\u200b\n\u200b\ufeff \u200bMore.\u200bStill.\u200b" * 3
+    + "a.\u200b" * 300,
     "emoji": "Family 👨‍👩‍👧‍👦 and flags 🇺🇸🇯🇵🏳️‍🌈. Skin tone 👍🏽! Keycap 1️⃣?",
     "right-to-left": "مرحبا بالعالم. كيف حالك؟ שלום עולם. Hello again.",
     "CJK": "我喜欢猫。 你呢？ 他不喜欢狗！ 日本語の文です。",

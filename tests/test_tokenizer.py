@@ -1,6 +1,7 @@
 """The pipelines' tokenizer: spaCy's, to the token, on text without long runs of
 characters other than white space; a long run cut into pieces of ``MAX_RUN`` characters,
-each tokenized by spaCy's tokenizer, the text unchanged."""
+each tokenized by spaCy's tokenizer, the text unchanged; a zero-width space or U+FEFF
+read as a space, and a white-space token of its own or of the white space next to it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg import load_pipeline
-from spacy_attnseg.tokenizer import MAX_RUN, RunTokenizer, create_tokenizer, cuts, pieces
+from spacy_attnseg.tokenizer import (
+    MAX_RUN,
+    ZERO_WIDTH,
+    RunTokenizer,
+    ZeroWidthTokenizer,
+    create_tokenizer,
+    create_zero_width_tokenizer,
+    cuts,
+    pieces,
+    reads_as_space,
+)
 
 
 def tokens(doc: Any) -> List[Tuple[str, str, str]]:
@@ -27,6 +38,15 @@ def both() -> Tuple[Any, Any]:
     """spaCy's English tokenizer and ``RunTokenizer`` built from the same defaults."""
     nlp = spacy.blank("en")
     return nlp.tokenizer, create_tokenizer()(nlp)
+
+
+@pytest.fixture(scope="module")
+def zero_width() -> Tuple[Any, Any]:
+    """``RunTokenizer`` (``.v1``) and ``ZeroWidthTokenizer`` (``.v2``), each on a
+    vocabulary of its own."""
+    run_tokenizer = create_tokenizer()(spacy.blank("en"))
+    assert type(run_tokenizer) is RunTokenizer
+    return run_tokenizer, create_zero_width_tokenizer()(spacy.blank("en"))
 
 
 PARTS = st.one_of(
@@ -64,6 +84,53 @@ def test_spacys_tokens_where_no_run_is_cut(both: Tuple[Any, Any], text: str) -> 
     assert tokens(doc) == [pair for part in parts for pair in tokens(spacy_tokenizer(part))]
 
 
+ZERO_WIDTH_PARTS = st.one_of(
+    PARTS,
+    st.sampled_from(["\u200b", "\ufeff", "\u200b\u200b", " \u200b", "\u200b\n", "x.\u200bY"]),
+)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(text=st.lists(ZERO_WIDTH_PARTS, max_size=12).map("".join))
+def test_zero_width_characters_read_as_spaces(zero_width: Tuple[Any, Any], text: str) -> None:
+    """Every token other than white space is the token ``RunTokenizer`` makes at the same
+    place of the text with a space for each zero-width character (text, norm); every
+    zero-width character is in a white-space token (``is_space``), none next to another;
+    the text comes back; text without them gets ``RunTokenizer``'s tokens."""
+    run_tokenizer, zero_width_tokenizer = zero_width
+    doc = zero_width_tokenizer(text)
+    assert doc.text == text
+    spaced = "".join(" " if character in ZERO_WIDTH else character for character in text)
+    words = [(t.idx, t.text, t.norm_) for t in doc if not t.is_space]
+    assert words == [(t.idx, t.text, t.norm_) for t in run_tokenizer(spaced) if not t.is_space]
+    for token in doc:
+        assert token.is_space == reads_as_space(token.text)
+        assert token.is_space or not set(token.text) & set(ZERO_WIDTH)
+    pairs = zip(doc[:-1], doc[1:], strict=True)
+    assert not any(a.is_space and b.is_space and not a.whitespace_ for a, b in pairs)
+    if spaced == text:
+        assert tokens(doc) == tokens(run_tokenizer(text))
+
+
+def test_a_sentence_starts_after_a_zero_width_space(default_nlp: Any) -> None:
+    """Web text holds zero-width spaces, and files joined together a byte-order mark at
+    each one's start; spaCy's tokenizer read ``"noticed.\u200bThen"`` as one token, at
+    which no sentence could start."""
+    text = (
+        "\ufeffThe river runs past an old mill.\u200bPeople once ground corn there."
+        "\ufeffThe second file opens here. It has two sentences."
+    )
+    doc = default_nlp(text)
+    assert doc.text == text
+    assert [s.text.strip(ZERO_WIDTH + " ") for s in doc.sents] == [
+        "The river runs past an old mill.",
+        "People once ground corn there.",
+        "The second file opens here.",
+        "It has two sentences.",
+    ]
+    assert [t.text for t in doc if t.is_space] == ["\ufeff", "\u200b", "\ufeff"]
+
+
 def test_a_long_run_of_punctuation(both: Tuple[Any, Any]) -> None:
     """20,000 "!" after a word: spaCy's tokenizer strips them one at a time, each time
     searching the rest (quadratic: about a minute on this machine); cut, each "!" is
@@ -80,14 +147,15 @@ def test_a_long_run_of_punctuation(both: Tuple[Any, Any]) -> None:
 
 def test_the_shipped_pipelines_use_it_and_keep_it(tmp_path: Path) -> None:
     nlp = load_pipeline("default")
-    assert isinstance(nlp.tokenizer, RunTokenizer)
-    assert isinstance(pickle.loads(pickle.dumps(nlp.tokenizer)), RunTokenizer)
+    assert isinstance(nlp.tokenizer, ZeroWidthTokenizer)
+    assert isinstance(pickle.loads(pickle.dumps(nlp.tokenizer)), ZeroWidthTokenizer)
     nlp.to_disk(tmp_path)
     loaded = spacy.load(tmp_path)
-    assert isinstance(loaded.tokenizer, RunTokenizer)
-    text = "Look: " + "?!" * 400 + " Then a sentence."
+    assert isinstance(loaded.tokenizer, ZeroWidthTokenizer)
+    text = "Look: " + "?!" * 400 + " Then\u200ba sentence.\u200b\n\ufeffMore."
     assert tokens(loaded.tokenizer(text)) == tokens(nlp.tokenizer(text))
-    assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == "spacy-attnseg.Tokenizer.v1"
+    assert [t.is_space for t in loaded.tokenizer(text)] == [t.is_space for t in nlp(text)]
+    assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == "spacy-attnseg.Tokenizer.v2"
 
 
 @pytest.mark.parametrize(
