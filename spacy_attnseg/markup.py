@@ -214,6 +214,32 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     return out
 
 
+# a run of backticks, or a line end: what ``code_spans`` reads
+BACKTICKS = re.compile(rf"`+|{LINE_END}")
+# a URL: a scheme and "://" or "www.", to the next white space, angle bracket, quote or
+# backtick
+URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>\"'`]+")
+
+
+def code_spans(text: str) -> Lines:
+    """Markdown's inline code: ``(start, end)`` from a run of backticks to the next run
+    as long on the same line, both included (```` `re.Pattern` ````, ``"``a ` b``"``):
+    runs of other lengths between are part of the span; a run with no run as long after
+    it on its line opens no span, and the rest of its line holds none. Linear in the
+    text."""
+    found: Lines = []
+    opened: Optional[re.Match[str]] = None
+    for mark in BACKTICKS.finditer(text):
+        if mark.group()[0] != "`":
+            opened = None
+        elif opened is None:
+            opened = mark
+        elif len(mark.group()) == len(opened.group()):
+            found.append((opened.start(), mark.end()))
+            opened = None
+    return found
+
+
 # A Markdown heading's line: ``HEADING_MARK`` after at most three spaces, to the end of
 # its line (any ``LINE_END``: in text whose lines end in "\r" alone, a heading or a row
 # is one line, not the rest of the text)

@@ -42,10 +42,13 @@ from .markup import (
     OPENING_TAGS,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
+    URL,
     Lines,
+    code_spans,
     fenced_code,
     in_code,
     line_bounds,
+    literal_blocks,
     number_shape,
     org_blocks,
     outside,
@@ -1080,11 +1083,14 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     its first: such a run is one word to the tokenizer, which reads it in pieces
     (``tokenizer.RunTokenizer``), and a start the model puts inside it (on a piece, or
     after a ``=`` of a URL) cuts a word, not a sentence. Nor does a sentence start
-    inside a word (``inside_word``: ``"msgpack|-python"`` in a URL, ``"[!|NOTE]"``).
+    inside a word (``inside_word``: ``"msgpack|-python"`` in a URL, ``"[!|NOTE]"``), nor
+    with no white space before it inside markup (``inside_markup``: ``"`re.|Pattern`"``).
     Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    out[[i for i in numpy.flatnonzero(out).tolist() if inside_word(doc, i)]] = 0
-    runs = [m.span() for m in LONG_RUN.finditer(doc.text)]
+    text = doc.text  # (``Doc.text`` joins every token's text each time it is read)
+    out[[i for i in numpy.flatnonzero(out).tolist() if inside_word(doc, i, text)]] = 0
+    out[inside_markup(doc, out)] = 0
+    runs = [m.span() for m in LONG_RUN.finditer(text)]
     if not runs:
         return out
     idx = doc.to_array(IDX)
@@ -1093,20 +1099,79 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
-def inside_word(doc: Doc, i: int) -> bool:
+#: what joins the parts of a word, a path or a URL (``"conda-forge/|blis.svg"``,
+#: ``"a_|b"``, ``"x=|1"``): no sentence starts right after one
+JOINERS = frozenset("/\\_=@#%&+~^|")
+
+
+def inside_word(doc: Doc, i: int, text: str) -> bool:
     """Whether token ``i`` follows, with no white space between, a cased letter (of a
     script that writes words apart, as Latin, Greek or Cyrillic do: not a Chinese
-    character), a digit, or a ``!`` or ``?`` right after an opening bracket (GitHub's
-    ``"[!NOTE]"``, ``"(?)"``, which end nothing): a start there would cut a word."""
+    character), a digit, one of ``JOINERS``, or a ``!`` or ``?`` right after an opening
+    bracket (GitHub's ``"[!NOTE]"``, ``"(?)"``, an HTML comment's ``"<!--"``, which end
+    nothing): a start there would cut a word. ``text``: the Doc's text."""
     if i == 0 or doc[i - 1].whitespace_ or doc[i - 1].is_space:
         return False
     idx = doc[i].idx
-    char = doc.text[idx - 1]
+    char = text[idx - 1]
     return (
         char.isdigit()
         or char.lower() != char.upper()
-        or (char in "!?" and doc.text[max(idx - 2, 0) : idx - 1] in ("(", "["))
+        or char in JOINERS
+        or (char in "!?" and text[max(idx - 2, 0) : idx - 1] in ("(", "[", "<"))
     )
+
+
+#: spaces and tabs, none or more (``inside_markup``)
+SPACES = re.compile(r"[ \t]*")
+
+
+def inside_markup(doc: Doc, starts: numpy.ndarray) -> List[int]:
+    """The tokens of ``starts`` (nonzero = start) that follow the token before them with
+    no white space between and lie inside a URL (``markup.URL``, after its first
+    character: ``"typing.html#typing.|TypeForm"``), inside Markdown's inline code or
+    right after it (``markup.code_spans``: ``"`re.|Pattern`"``, ``"`|--all`"``,
+    ``"`install .`|:"``), in a fenced code block or a reStructuredText literal block
+    (``markup.fenced_code``, ``markup.literal_blocks``: ``"socks.|SOCKS5"``), or
+    open a link's target after its text (``"[text]|(url)"``, ``"[text]|[]"``); and those
+    after inline code and spaces on its line (``"`0.25.*` |series"``: the full stop is
+    the code's). A start there cuts a name, not a sentence (``"done.Next"`` keeps the
+    model's start)."""
+    text = doc.text
+    found = numpy.flatnonzero(starts)
+    found = found[found > 0]
+    if not len(found) or not text:
+        return []
+    offsets = doc.to_array(IDX)[found].astype("int64")
+    glued = numpy.array(
+        [not doc[i - 1].whitespace_ and not doc[i - 1].is_space for i in found.tolist()], dtype=bool
+    )
+    cut = numpy.zeros(len(found), dtype=bool)
+    # (a URL's last character is its end; a code span's, the character after it; a code
+    # block's, the start of its closing line; an indented line may continue a list item)
+    spans = [(m.start(), m.end() - 1) for m in URL.finditer(text)]
+    spans += fenced_code(text) + literal_blocks(text) if glued.any() else []
+    after: Lines = []
+    for a, b in code_spans(text):
+        spans.append((a, b))
+        spaces = SPACES.match(text, b)
+        after.append((b, spaces.end() if spaces else b))
+    for a, b in spans:
+        inside = slice(
+            numpy.searchsorted(offsets, a, "right"), numpy.searchsorted(offsets, b, "right")
+        )
+        cut[inside] |= glued[inside]
+    for a, b in after:
+        cut[numpy.searchsorted(offsets, a, "right") : numpy.searchsorted(offsets, b, "right")] = (
+            True
+        )
+    return [
+        i
+        for i, idx, g, c in zip(
+            found.tolist(), offsets.tolist(), glued.tolist(), cut.tolist(), strict=True
+        )
+        if c or (g and text[idx - 1] == "]" and text[idx] in "([")
+    ]
 
 
 def quotes_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:

@@ -87,6 +87,11 @@ HOSTILE: Dict[str, str] = {
     "literal block marks, nested and repeated": "Like this::\n\n   # code::\n\n      deeper\n" * 200
     + "x::\r\n\r\n\tend" * 100
     + "::\n\n",
+    # a start after each full stop without a space: the text read once, not per start
+    "sentences without spaces, code spans, URLs": "It ended.Then it began. " * 300
+    + "`a.B` ``c ` d.E`` `` f ` g " * 100
+    + "https://a.b/c.D [x](y)[z][] " * 100
+    + "`" * 40,
     "Org-mode lines, unclosed and repeated": "#+TITLE:\n"
     + "* \n** x\n#+begin_src\n" * 30
     + "#+end_src #+END_EXAMPLE\n*** y. z\n" * 10

@@ -18,6 +18,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from spacy_attnseg.markup import (
+    code_spans,
     delimited_tables,
     fenced_code,
     html_blocks,
@@ -2546,20 +2547,42 @@ RUN_PARTS = st.one_of(
     st.sampled_from(
         ["Word", "ends.", "(a)", "x=1&y=2", "\n", "\n\n", "猫。", "  ", "[!NOTE]", "(?)Ok", "a-b.C"]
     ),
+    st.sampled_from(["a/B", "snake_Case", "<!--x-->", "[text](Link)", "[text][]", "done.Next"]),
     st.tuples(st.sampled_from(["ab", "7", "a.b", "k=v&", "猫。", "!"]), st.integers(1, 200)).map(
         lambda pair: pair[0] * pair[1]
     ),
 )
+#: parts whose extent ``test_no_sentence_starts_inside_a_long_run_or_a_word`` records:
+#: inline code (from its first backtick to its last), a URL (from its first character)
+CODE_PARTS = ["`re.Pattern`", "``a ` b.C``", "`install .`:", "`--all`"]
+URL_PARTS = ["https://a.b/c-D.E#f.G", "www.x.org/Y_z"]
+FENCED = "\n```\nx.Y z(a)B\n```\n"
 
 
 @settings(max_examples=80, deadline=None)
-@given(parts=st.lists(RUN_PARTS, min_size=1, max_size=10), seed=st.integers(0, 2**16))
+@given(
+    parts=st.lists(
+        st.one_of(RUN_PARTS, st.sampled_from([*CODE_PARTS, *URL_PARTS, FENCED])), max_size=10
+    ),
+    seed=st.integers(0, 2**16),
+)
 def test_no_sentence_starts_inside_a_long_run_or_a_word(parts: List[str], seed: int) -> None:
     """Of any starts, ``runs_hold_no_start`` keeps exactly those on a token that is not
     inside a run of more than ``MAX_RUN`` characters without white space (its first
     token is not inside), the runs found here character by character, nor right after a
-    cased letter, a digit, or a ``!`` or ``?`` that follows an opening bracket."""
+    cased letter, a digit, a joiner (``"/"``, ``"_"``, ...), or a ``!`` or ``?`` that
+    follows an opening bracket; nor, with no white space before it, inside a URL, inside
+    inline code or right after it, in a fenced code block, or at a link's ``"("`` or
+    ``"["`` after its ``"]"``; nor after inline code and spaces on its line. The code
+    spans and URLs are the parts' own extents."""
+    parts = parts or ["Word"]
     text = " ".join(parts)
+    bounds = numpy.cumsum([0] + [len(part) + 1 for part in parts])
+    code = [(a, a + len(p)) for a, p in zip(bounds, parts, strict=False) if p in CODE_PARTS]
+    urls = [(a, a + len(p)) for a, p in zip(bounds, parts, strict=False) if p in URL_PARTS]
+    code = [(a, b if text[b - 1] == "`" else b - 1) for a, b in code]  # ("`install .`:")
+    # a fenced block: from its opening line to the start of its closing line
+    fences = [(a + 1, a + len(p) - 4) for a, p in zip(bounds, parts, strict=False) if p == FENCED]
     doc = RUN_TOKENIZER(text)
     starts = numpy.random.default_rng(seed).integers(0, 2, len(doc)).astype("int32")
     kept = runs_hold_no_start(doc, starts)
@@ -2576,7 +2599,51 @@ def test_no_sentence_starts_inside_a_long_run_or_a_word(parts: List[str], seed: 
             before[-1].isdigit()
             or before[-1].isupper()
             or before[-1].islower()
-            or before in ("(!", "(?", "[!", "[?")
+            or before[-1] in "/\\_=@#%&+~^|"
+            or before in ("(!", "(?", "[!", "[?", "<!", "<?")
         )
-        cut = inside or in_word
+        idx = token.idx
+        in_markup = idx > first and (
+            any(a < idx <= b for a, b in code + fences)
+            or any(a < idx < b for a, b in urls)
+            or (text[idx - 1] == "]" and text[idx] in "([")
+        )
+        after_code = any(b < idx and not text[b:idx].strip(" \t") for _, b in code)
+        cut = inside or in_word or in_markup or after_code
         assert kept[token.i] == (0 if cut else starts[token.i]), (token.i, token.text[:20])
+
+
+def test_names_in_code_and_links_are_not_cut(default_nlp: Any) -> None:
+    """Passages of two packages' descriptions (idna's and httpcore's, both BSD-3-Clause),
+    where the model started sentences inside inline code, after ``"idna."`` and
+    ``"ssl."``: no sentence starts inside a code span, and each list item is a sentence."""
+    idna = (
+        "## Exceptions\n\nAll errors raised during conversion derive from the `idna.IDNAError`\n"
+        "base class. The more specific exceptions are:\n\n"
+        "* `idna.IDNABidiError` — raised when a label contains an illegal\n"
+        "  combination of left-to-right and right-to-left characters.\n"
+        "* `idna.InvalidCodepoint` — raised when a label contains a codepoint\n"
+        "  that is INVALID for IDNA.\n"
+        "* `idna.InvalidCodepointContext` — raised when a CONTEXTO or CONTEXTJ\n"
+        "  codepoint appears in a position whose contextual requirements are\n"
+        "  not satisfied."
+    )
+    httpcore = (
+        "## Version 1.0.6 (October 1st, 2024)\n\n"
+        "- Relax `trio` dependency pinning. (#956)\n"
+        "- Handle `trio` raising `NotImplementedError` on unsupported platforms. (#955)\n"
+        "- Handle mapping `ssl.SSLError` to `httpcore.ConnectError`. (#918)\n\n"
+        "## 1.0.5 (March 27th, 2024)\n\n"
+        "- Handle `EndOfStream` exception for anyio backend. (#899)\n"
+        "- Allow trio `0.25.*` series in package dependancies. (#903)"
+    )
+    for text in (idna, httpcore):
+        doc = default_nlp(text)
+        spans = code_spans(text)
+        assert len(spans) >= 4
+        assert not [s.text for s in doc.sents if any(a < s.start_char < b for a, b in spans)]
+        items = [m.start() for m in re.finditer(r"^[*-] ", text, re.M)]
+        assert set(items) <= {s.start_char for s in doc.sents}
+    doc = default_nlp(idna)
+    items = re.split(r"\n(?=\* )", idna.split("\n\n")[-1])
+    assert [s.text.strip() for s in doc.sents][-3:] == items
