@@ -1089,7 +1089,7 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     out = numpy.array(starts, copy=True)
     text = doc.text  # (``Doc.text`` joins every token's text each time it is read)
     out[[i for i in numpy.flatnonzero(out).tolist() if inside_word(doc, i, text)]] = 0
-    out[inside_markup(doc, out)] = 0
+    out[inside_markup(doc, out, text)] = 0
     runs = [m.span() for m in LONG_RUN.finditer(text)]
     if not runs:
         return out
@@ -1126,7 +1126,7 @@ def inside_word(doc: Doc, i: int, text: str) -> bool:
 SPACES = re.compile(r"[ \t]*")
 
 
-def inside_markup(doc: Doc, starts: numpy.ndarray) -> List[int]:
+def inside_markup(doc: Doc, starts: numpy.ndarray, text: str) -> List[int]:
     """The tokens of ``starts`` (nonzero = start) that follow the token before them with
     no white space between and lie inside a URL (``markup.URL``, after its first
     character: ``"typing.html#typing.|TypeForm"``), inside Markdown's inline code or
@@ -1136,8 +1136,7 @@ def inside_markup(doc: Doc, starts: numpy.ndarray) -> List[int]:
     open a link's target after its text (``"[text]|(url)"``, ``"[text]|[]"``); and those
     after inline code and spaces on its line (``"`0.25.*` |series"``: the full stop is
     the code's). A start there cuts a name, not a sentence (``"done.Next"`` keeps the
-    model's start)."""
-    text = doc.text
+    model's start). ``text``: the Doc's text."""
     found = numpy.flatnonzero(starts)
     found = found[found > 0]
     if not len(found) or not text:
@@ -1148,7 +1147,8 @@ def inside_markup(doc: Doc, starts: numpy.ndarray) -> List[int]:
     )
     cut = numpy.zeros(len(found), dtype=bool)
     # (a URL's last character is its end; a code span's, the character after it; a code
-    # block's, the start of its closing line; an indented line may continue a list item)
+    # block's, the start of its closing line. Not lines indented as code, ``in_code``: a
+    # list item's wrapped line may be indented as deep)
     spans = [(m.start(), m.end() - 1) for m in URL.finditer(text)]
     spans += fenced_code(text) + literal_blocks(text) if glued.any() else []
     after: Lines = []
