@@ -184,26 +184,35 @@ REFERENCE_MARKER = re.compile(
     r"\[(?:\d{1,3}[a-z]?(?:\s*[,\u2013-]\s*\d{1,3}[a-z]?)*|[a-z]|citation needed"
     r"|note \d{1,3})\]"
 )
+# So does a reference to an issue or a pull request in parentheses after a changelog's
+# or a commit message's sentence (``"- Handle mapping ... . (#918)"``, ``"(#918, #920)"``,
+# ``"(PR #12)"``, ``"(GH-1234)"``, ``"(bpo-12345)"``), which the model read as a sentence.
+# (A number alone, ``"(1)"``, is a list's marker: it opens.)
+_ISSUE = r"(?:(?:pr|pull|issue|gh|bpo)[ -]?#?|#)\d{1,7}"
+ISSUE_REFERENCE = re.compile(rf"(?i)\({_ISSUE}(?:\s*,\s*{_ISSUE})*\)")
 MARKER_SPAN = 8  # tokens from "[" to "]", at most
 _OPEN_SQUARE, _CLOSE_SQUARE = get_string_id("["), get_string_id("]")
+_OPEN_ROUND, _CLOSE_ROUND = get_string_id("("), get_string_id(")")
 
 
 def reference_markers(
     doc: Doc, orths: numpy.ndarray, final: numpy.ndarray, continues: numpy.ndarray
 ) -> List[Tuple[int, int]]:
-    """Token ranges ``[a, b)`` of the ``REFERENCE_MARKER``s of ``doc`` that follow
-    sentence-final punctuation on the same line (with only whitespace, closing brackets
-    or quotes, or other such markers between). ``orths``, ``final`` and ``continues``:
-    per token, as in ``token_classes``; a marker that starts a line (an entry of a
-    reference list) opens its sentence instead."""
+    """Token ranges ``[a, b)`` of the ``REFERENCE_MARKER``s and ``ISSUE_REFERENCE``s of
+    ``doc`` that follow sentence-final punctuation on the same line (with only
+    whitespace, closing brackets or quotes, or other such markers between). ``orths``,
+    ``final`` and ``continues``: per token, as in ``token_classes``; a marker that
+    starts a line (an entry of a reference list) opens its sentence instead."""
     found: List[Tuple[int, int]] = []
     continues = continues.copy()  # (a marker found continues, for the next one)
-    for a in numpy.flatnonzero(orths == _OPEN_SQUARE).tolist():
-        ends = numpy.flatnonzero(orths[a + 1 : a + MARKER_SPAN] == _CLOSE_SQUARE)
+    for a in numpy.flatnonzero((orths == _OPEN_SQUARE) | (orths == _OPEN_ROUND)).tolist():
+        square = orths[a] == _OPEN_SQUARE
+        closer = _CLOSE_SQUARE if square else _CLOSE_ROUND
+        ends = numpy.flatnonzero(orths[a + 1 : a + MARKER_SPAN] == closer)
         if a == 0 or not len(ends):
             continue
         b = a + 2 + int(ends[0])
-        if not REFERENCE_MARKER.fullmatch(doc[a:b].text):
+        if not (REFERENCE_MARKER if square else ISSUE_REFERENCE).fullmatch(doc[a:b].text):
             continue
         k = a - 1
         while k > 0 and continues[k] and not final[k] and not LINE_BREAK.search(doc[k].text):
@@ -1319,8 +1328,10 @@ class Marker:
 
 def _marker(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Optional[Marker]:
     """The list marker ``doc[a:b]``, or None if it is none (a marker holds no whitespace
-    token)."""
+    token, and follows white space or nothing: the ``"12)"`` of ``"(#12)"`` is none)."""
     if a < 0 or b - a > MARKER_TOKENS or space[a:b].any():
+        return None
+    if a > 0 and not doc[a - 1].whitespace_ and not space[a - 1]:
         return None
     found = LIST_MARKER.fullmatch(doc[a:b].text)
     if found is None:

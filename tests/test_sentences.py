@@ -1611,6 +1611,14 @@ def test_layout_starts_punctuation(doc: Any) -> None:
         ("References.\n[1] Smith, J. The book.\n[2] Jones, K. A paper.", ["References", "[", "["]),
         # an elision is not a marker (the treebanks disagree where it belongs)
         ("They said so. [...] Then they left.", ["They", "["]),
+        # a changelog's reference to an issue or a pull request stays with its item
+        ("- Relax pinning. (#956)\n- Handle errors. (#918, #920)\n", ["-", "-"]),
+        (
+            "Fix it. (PR #12) Add a flag. (GH-1234) Drop it. (#7) End.",
+            ["Fix", "Add", "Drop", "End"],
+        ),
+        # a number alone in brackets is a list's marker: it opens
+        ("Do as follows. (1) Stir it. (2) Wait.", ["Do", "(", "("]),
     ],
 )
 def test_reference_markers_stay_with_their_sentence(text: str, first_words: Any) -> None:
@@ -2616,7 +2624,8 @@ def test_no_sentence_starts_inside_a_long_run_or_a_word(parts: List[str], seed: 
 def test_names_in_code_and_links_are_not_cut(default_nlp: Any) -> None:
     """Passages of two packages' descriptions (idna's and httpcore's, both BSD-3-Clause),
     where the model started sentences inside inline code, after ``"idna."`` and
-    ``"ssl."``: no sentence starts inside a code span, and each list item is a sentence."""
+    ``"ssl."``: no sentence starts inside a code span, and each list item is a sentence,
+    a changelog item's issue reference after its full stop with it."""
     idna = (
         "## Exceptions\n\nAll errors raised during conversion derive from the `idna.IDNAError`\n"
         "base class. The more specific exceptions are:\n\n"
@@ -2647,3 +2656,6 @@ def test_names_in_code_and_links_are_not_cut(default_nlp: Any) -> None:
     doc = default_nlp(idna)
     items = re.split(r"\n(?=\* )", idna.split("\n\n")[-1])
     assert [s.text.strip() for s in doc.sents][-3:] == items
+    # each changelog line is a sentence, its issue reference with it (``"(#956)"``)
+    doc = default_nlp(httpcore)
+    assert [s.text.strip() for s in doc.sents] == [ln for ln in httpcore.split("\n") if ln]
