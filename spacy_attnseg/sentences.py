@@ -190,7 +190,7 @@ REFERENCE_MARKER = re.compile(
 # (A number alone, ``"(1)"``, is a list's marker: it opens.)
 _ISSUE = r"(?:(?:pr|pull|issue|gh|bpo)[ -]?#?|#)\d{1,7}"
 ISSUE_REFERENCE = re.compile(rf"(?i)\({_ISSUE}(?:\s*,\s*{_ISSUE})*\)")
-MARKER_SPAN = 8  # tokens from "[" to "]", at most
+MARKER_SPAN = 8  # tokens from a marker's "[" or "(" to its "]" or ")", at most
 _OPEN_SQUARE, _CLOSE_SQUARE = get_string_id("["), get_string_id("]")
 _OPEN_ROUND, _CLOSE_ROUND = get_string_id("("), get_string_id(")")
 
