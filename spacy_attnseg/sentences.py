@@ -1108,6 +1108,11 @@ def runs_hold_no_start(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def attached(doc: Doc, i: int) -> bool:
+    """Whether token ``i`` follows the token before it with no white space between."""
+    return i > 0 and not doc[i - 1].whitespace_ and not doc[i - 1].is_space
+
+
 #: what joins the parts of a word, a path or a URL (``"conda-forge/|blis.svg"``,
 #: ``"a_|b"``, ``"x=|1"``): no sentence starts right after one
 JOINERS = frozenset("/\\_=@#%&+~^|")
@@ -1119,7 +1124,7 @@ def inside_word(doc: Doc, i: int, text: str) -> bool:
     character), a digit, one of ``JOINERS``, or a ``!`` or ``?`` right after an opening
     bracket (GitHub's ``"[!NOTE]"``, ``"(?)"``, an HTML comment's ``"<!--"``, which end
     nothing): a start there would cut a word. ``text``: the Doc's text."""
-    if i == 0 or doc[i - 1].whitespace_ or doc[i - 1].is_space:
+    if not attached(doc, i):
         return False
     idx = doc[i].idx
     char = text[idx - 1]
@@ -1151,9 +1156,7 @@ def inside_markup(doc: Doc, starts: numpy.ndarray, text: str) -> List[int]:
     if not len(found) or not text:
         return []
     offsets = doc.to_array(IDX)[found].astype("int64")
-    glued = numpy.array(
-        [not doc[i - 1].whitespace_ and not doc[i - 1].is_space for i in found.tolist()], dtype=bool
-    )
+    glued = numpy.array([attached(doc, i) for i in found.tolist()], dtype=bool)
     cut = numpy.zeros(len(found), dtype=bool)
     # (a URL's last character is its end; a code span's, the character after it; a code
     # block's, the start of its closing line. Not lines indented as code, ``in_code``: a
@@ -1331,7 +1334,7 @@ def _marker(doc: Doc, a: int, b: int, space: numpy.ndarray) -> Optional[Marker]:
     token, and follows white space or nothing: the ``"12)"`` of ``"(#12)"`` is none)."""
     if a < 0 or b - a > MARKER_TOKENS or space[a:b].any():
         return None
-    if a > 0 and not doc[a - 1].whitespace_ and not space[a - 1]:
+    if attached(doc, a):
         return None
     found = LIST_MARKER.fullmatch(doc[a:b].text)
     if found is None:
