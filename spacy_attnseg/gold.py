@@ -35,6 +35,7 @@ class GoldDocument:
 
 _TEXT_COMMENT = re.compile(r"^#\s*text\s*=\s?(.*)$")
 _NEWDOC_COMMENT = re.compile(r"^#\s*newdoc\b")
+_NEWPAR_COMMENT = re.compile(r"^#\s*newpar\b")
 _INT_ID = re.compile(r"^\d+$")
 _RANGE_ID = re.compile(r"^(\d+)-(\d+)$")
 
@@ -167,6 +168,30 @@ def read_conllu_documents(
         finish_sentence()
 
     return [join_sentences(sentences) for sentences in documents if sentences]
+
+
+def read_conllu_paragraphs(path: PathLike) -> List[List[List[str]]]:
+    """Each document of a CoNLL-U file as its paragraphs, each paragraph a list of its
+    sentences' ``# text`` comments, stripped: a ``# newdoc`` comment starts a document,
+    a ``# newpar`` comment a paragraph (sentences before the first of either form one of
+    their own). Sentences without a ``# text`` comment, and empty paragraphs and
+    documents, are left out."""
+    documents: List[List[List[str]]] = []
+    with _open_text(path) as handle:
+        for raw_line in handle:
+            line = raw_line.strip()
+            if _NEWDOC_COMMENT.match(line):
+                documents.append([[]])
+            elif _NEWPAR_COMMENT.match(line):
+                if not documents:
+                    documents.append([])
+                documents[-1].append([])
+            elif (match := _TEXT_COMMENT.match(line)) and match.group(1).strip():
+                if not documents:
+                    documents.append([[]])
+                documents[-1][-1].append(match.group(1).strip())
+    found = [[p for p in paragraphs if p] for paragraphs in documents]
+    return [paragraphs for paragraphs in found if paragraphs]
 
 
 def to_spacy_examples(nlp: Language, docs: Sequence[GoldDocument]) -> List[Example]:

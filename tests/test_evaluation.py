@@ -33,6 +33,7 @@ from paper.evaluation import (
     to_spacy_examples,
     write_table,
 )
+from spacy_attnseg.gold import read_conllu_paragraphs
 
 EWT_TEST = Path(__file__).resolve().parents[1] / "data" / "UD_English-EWT" / "en_ewt-ud-test.conllu"
 
@@ -91,6 +92,28 @@ def test_read_conllu_documents_raw(tiny_path: Path) -> None:
     # The third sentence has no "# text" and is rebuilt from FORM + SpaceAfter.
     assert b.text == "Wow!!! (Really?) ? Rebuilt from tokens."
     assert b.starts == [0, 17, 19]
+
+
+def test_read_conllu_paragraphs(tiny_path: Path, tmp_path: Path) -> None:
+    """Documents as paragraphs of ``# text`` comments: a sentence without one (b-3) is
+    left out; a ``# newpar`` starts a paragraph, one that holds nothing is dropped."""
+    assert read_conllu_paragraphs(tiny_path) == [
+        [["Hello world.", '"Is it raining?"', "no punctuation here"]],
+        [["Wow!!! (Really?)", "?"]],
+    ]
+    path = tmp_path / "paragraphs.conllu"
+    path.write_text(
+        "# text = Before any document.\n\n"
+        "# newdoc\n# newpar\n# newpar\n# text = One.\n\n# text = Two.\n\n"
+        "# newpar id = p2\n# text =  Three. \n\n# newdoc\n# newpar\n\n"
+        "# newdoc\n# text = Four.\n\n# newpar\n# text = Five.\n",
+        encoding="utf8",
+    )
+    assert read_conllu_paragraphs(path) == [
+        [["Before any document."]],
+        [["One.", "Two."], ["Three."]],
+        [["Four."], ["Five."]],
+    ]
 
 
 def test_read_conllu_documents_no_punct(tiny_path: Path) -> None:
