@@ -26,6 +26,10 @@ of the sentences (or paragraphs) -> segments within the size limits.
    ``m1`` and ``m2`` costs ``drift * noise * (m ln m - m1 ln m1 - m2 ln m2)`` more: about
    ``m ln 2`` times ``drift * noise`` for halves, about ``ln m + 1`` times it for one
    unit off an end.
+   A text of fewer than ``short_text`` sentences pays for a boundary what a text of that
+   many would (``priced_units``: ``n_units`` is at least what ``short_text`` of its
+   sentences make in its units): among a few units, the best split of one topic's
+   sentences gains about what a boundary of the text's own length costs.
    In-context sentence vectors of one text drift (each carries its neighbours), and
    what splitting a drifting run gains grows with its length; a change to an unrelated
    text gains far more at once. Solved exactly by dynamic programming over runs of at
@@ -78,6 +82,11 @@ VECTORS = ("local", "hidden")
 PENALTY = 0.45
 PARAGRAPH_PENALTY = 0.5
 DRIFT = 0.03
+# a text of fewer sentences pays for a boundary what a text of this many would
+# (``priced_units``): among a few units the best split of one topic's sentences gains
+# about what a boundary costs, so short texts were cut where their sentences merely
+# differ (chosen on the tuning halves, with the sets of short texts)
+SHORT_TEXT = 30
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
 # tuning half's WikiText pieces without punctuation (``spacy project run tune-pieces``:
@@ -584,14 +593,32 @@ def step_noise(vectors: numpy.ndarray) -> float:
     return max(float(numpy.median(steps)), 1e-6)
 
 
+def priced_units(n_units: int, n_sents: int = 0, short_text: int = 0) -> float:
+    """The number of units whose logarithm a boundary's price is multiplied by: the
+    ``n_units`` of a text of ``n_sents`` sentences (0: as many as units), and at least
+    what ``short_text`` sentences make in the text's units (``short_text * n_units /
+    n_sents``), and at least 2."""
+    floor = short_text * n_units / max(n_sents or n_units, 1) if short_text > 0 else 0.0
+    return max(float(n_units), floor, 2.0)
+
+
 def prices(
-    penalty: float, drift: float, vectors: numpy.ndarray, scale: str = "noise"
+    penalty: float,
+    drift: float,
+    vectors: numpy.ndarray,
+    scale: str = "noise",
+    *,
+    n_sents: int = 0,
+    short_text: int = 0,
 ) -> Tuple[float, float]:
-    """What one boundary costs among the units ``vectors``, ``penalty * ln(n_units)``,
-    and the ``drift`` of ``length_credit``, both times the document's step noise
-    (``step_noise(vectors)``) with ``scale="noise"``, as they are with ``scale="unit"``."""
+    """What one boundary costs among the units ``vectors`` of a text of ``n_sents``
+    sentences, ``penalty * ln(n_units)`` (``n_units`` at least what ``short_text``
+    sentences make, ``priced_units``), and the ``drift`` of ``length_credit``, both
+    times the document's step noise (``step_noise(vectors)``) with ``scale="noise"``, as
+    they are with ``scale="unit"``."""
     noise = step_noise(vectors) if scale == "noise" else 1.0
-    boundary = float(penalty) * noise * float(numpy.log(max(len(vectors), 2)))
+    n_units = priced_units(len(vectors), n_sents, short_text)
+    boundary = float(penalty) * noise * math.log(n_units)
     return boundary, float(drift) * noise
 
 
@@ -601,15 +628,17 @@ def boundary_scores(
     penalty: float,
     scale: str = "noise",
     drift: float = 0.0,
+    short_text: int = 0,
 ) -> List[float]:
     """Per segment (``starts``, 0 first): the cost its start's boundary removes between
     the neighbouring segments, less what the split costs in ``length_credit``
-    (``drift``), over the boundary penalty (0.0 for the first)."""
+    (``drift``), over the boundary penalty (``prices``, with ``short_text``; 0.0 for the
+    first)."""
     if len(starts) < 2:
         return [0.0]
     cost = Cost(vectors)
     bounds = list(starts) + [len(vectors)]
-    unit, credit = prices(penalty, drift, vectors, scale)
+    unit, credit = prices(penalty, drift, vectors, scale, short_text=short_text)
     scores = [0.0]
     for i in range(1, len(starts)):
         a, split, b = bounds[i - 1], bounds[i], bounds[i + 1]
@@ -650,6 +679,7 @@ def segment(
     penalty: float = PENALTY,
     paragraph_penalty: Optional[float] = None,
     drift: float = DRIFT,
+    short_text: int = SHORT_TEXT,
     scale: str = "noise",
     standardise: bool = True,
     window: int = 2,
@@ -669,6 +699,8 @@ def segment(
     means: ``(n_sents, width)`` mean hidden state of each sentence (``mean_vectors``).
     penalty: what a boundary costs (module docstring) where the units are sentences.
     paragraph_penalty: the same where they are paragraphs (None: ``penalty``).
+    short_text: a text of fewer sentences pays for a boundary what a text of this many
+        would (``priced_units``; 0: none).
     scale: ``"noise"`` or ``"unit"``: what ``penalty`` is relative to (module docstring).
     standardise: scale each dimension by its spread first (``unit_vectors``).
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
@@ -741,7 +773,7 @@ def segment(
     elif n_segments > 0:
         chosen = binary_segments(units, n_segments, min_len, fixed=fixed)
     else:
-        boundary, credit = prices(penalty, drift, units, scale)
+        boundary, credit = prices(penalty, drift, units, scale, n_sents=n, short_text=short_text)
         chosen = list(fixed)
         for a, b in zip([0, *fixed], [*fixed, len(units)], strict=True):
             inner = partition(units[a:b], boundary, min_len, drift=credit)
@@ -760,4 +792,4 @@ def segment(
         min_sents=max(1, min_sents),
     )
     starts = [0] + starts
-    return starts, boundary_scores(vectors, starts, penalty, scale, drift)
+    return starts, boundary_scores(vectors, starts, penalty, scale, drift, short_text)

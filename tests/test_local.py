@@ -168,10 +168,15 @@ def test_minilm_local_vectors_equal_the_modules_own_attention(
     assert len(expected) == 6
     numpy.testing.assert_allclose(means, expected, rtol=1e-4, atol=1e-4)
     assert kept and all((rows == 0) == (budget == 0) for rows in kept)
-    # each piece of two sentences is a segment
-    assert [s.start for s in doc.spans["attn_segments"]] == [
-        s.start for k, s in enumerate(doc.sents) if k % 2 == 0
-    ]
+    # the segments are the rule's over these vectors; at the price of the text's own six
+    # sentences (not the 30 a short text pays for), each piece of two is a segment
+    sents = list(doc.sents)
+    cfg = minilm_nlp.get_pipe("attn_segmenter").cfg
+    rule = {"penalty": cfg["segment_penalty"], "drift": cfg["segment_drift"]}
+    shipped, _ = topics.segment(means, **rule, short_text=cfg["segment_short_text"])
+    assert [s.start for s in doc.spans["attn_segments"]] == [sents[k].start for k in shipped]
+    own_length, _ = topics.segment(means, **rule, short_text=0)
+    assert own_length == [0, 2, 4]
 
 
 def test_offset_bias_reads_each_offset() -> None:

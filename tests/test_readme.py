@@ -38,15 +38,23 @@ def run_blocks(blocks: List[str], namespace: Dict[str, Any]) -> List[str]:
     return out.getvalue().splitlines()
 
 
+OTHER_TOPIC = (
+    "The volcano erupted twice last week. Ash clouds closed the airport for two days. "
+    "Scientists expect more activity this month. Villages near the crater were evacuated."
+)
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 def test_quickstart_segments_and_chunks_run_as_written() -> None:
-    """Quickstart, then the topic-segment loop and the chunk example on the sample text,
-    then malloc_trim: the first line is the two sentences the Quickstart shows."""
+    """Quickstart, then the topic-segment loop and the chunk example on the sample text
+    (one topic: a company's history) followed by a paragraph on another, then
+    malloc_trim: the first line is the two sentences the Quickstart shows, and the loop
+    prints two segments, the second from where the other topic begins."""
     quickstart = block_with("nlp = load_pipeline()      # configs/default.cfg")
     segments = block_with('for span, score in zip(doc.spans["attn_segments"]')
     chunks = block_with("spacy_attnseg.chunks(nlp,")
     trim = block_with('nlp.add_pipe("malloc_trim", last=True)')
-    text = SAMPLE_TXT.read_text(encoding="utf8")
+    text = SAMPLE_TXT.read_text(encoding="utf8").strip() + " " + OTHER_TOPIC
     namespace: Dict[str, Any] = {"text": text, "other_text": "A second text. It is short."}
     lines = run_blocks([quickstart, segments, chunks, trim], namespace)
     assert lines[0] == str(
@@ -55,7 +63,8 @@ def test_quickstart_segments_and_chunks_run_as_written() -> None:
     # the unpunctuated example is split into more than one sentence
     assert lines[2].startswith("['we landed at noon") and lines[2].count("', '") >= 1
     segment_lines = [line for line in lines if re.match(r"^\s*\d+\.\d\d  ", line)]
-    assert len(segment_lines) == len(namespace["doc"].spans["attn_segments"]) >= 2
+    assert len(segment_lines) == len(namespace["doc"].spans["attn_segments"]) == 2
+    assert segment_lines[1].endswith("  " + OTHER_TOPIC[:60])
     chunk_lines = [line for line in lines if re.match(r"^[01] \d+ ", line)]
     assert chunk_lines and chunk_lines[-1].startswith("1 ")  # the second text's chunk
     assert "malloc_trim" in namespace["nlp"].pipe_names

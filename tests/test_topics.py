@@ -12,13 +12,14 @@ from typing import Any, Dict, List
 import numpy
 import pytest
 import spacy
-from conftest import run_cli
+from conftest import DATA, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN, LOCAL
+from spacy_attnseg.gold import read_conllu_paragraphs
 from spacy_attnseg.sentences import MARKED_HEADING, lead_ins
 from spacy_attnseg.windows import doc_wordpiece_counts
 
@@ -448,6 +449,38 @@ def test_segments_cover_the_doc_and_use_the_captured_hidden_states(minilm_nlp: A
     assert LOCAL not in doc._.trf_data.model_output  # released after its last reader
 
 
+# short posts of UD English EWT dev (CC BY-SA 4.0, data/UD_English-EWT), each about one
+# thing: a question and its answers, a request, two newsgroup posts
+SHORT_POSTS = (
+    "What is the nearest National Park",
+    "Trivia! When was Miramar founded?",
+    "I am looking for people who would like to play",
+    'Email: "Ryan Reynolds"',
+    'Email: "Sean Figaro"',
+)
+
+
+def test_a_short_text_about_one_thing_is_one_segment(default_nlp: Any) -> None:
+    """Short posts of 5-6 sentences are one segment each: they pay for a boundary what a
+    text of ``segment_short_text`` (30) sentences would. At the price of their own
+    length (0) the best split of their sentences paid for itself: each was cut in two.
+    Two posts one after the other are still cut where the second begins."""
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    texts = ["\n\n".join(" ".join(p) for p in paragraphs) for paragraphs in documents]
+    found = {opening: text for text in texts for opening in SHORT_POSTS if text.startswith(opening)}
+    posts = [found[opening] for opening in SHORT_POSTS]
+    own_length = load_pipeline(overrides={"components.attn_segmenter.segment_short_text": 0})
+    for doc, cut in zip(default_nlp.pipe(posts), own_length.pipe(posts), strict=True):
+        assert 5 <= len(list(doc.sents)) <= 6
+        assert len(doc.spans["attn_segments"]) == 1
+        assert len(cut.spans["attn_segments"]) == 2
+    national_park, trivia = posts[:2]
+    for separator in (" ", "\n\n"):
+        doc = default_nlp(national_park + separator + trivia)
+        starts = [span.start_char for span in doc.spans["attn_segments"]]
+        assert starts == [0, len(national_park + separator)]
+
+
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     """The hooks' hidden states equal the sum of ``output_hidden_states`` of the same
     model over the captured layers."""
@@ -477,8 +510,13 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states() -> None:
     ``topics.segment`` applied to per-sentence means, computed token by token, of the
     summed ``output_hidden_states`` of the last four layers, with and without
     ``segment_standardise``; with paragraphs (blank lines, or one paragraph per line),
-    segments start only at paragraph starts."""
-    hidden = {"components.attn_segmenter.segment_vectors": "hidden"}
+    segments start only at paragraph starts. (At the price of the text's own length,
+    ``segment_short_text`` 0: these 12-20 sentences about three things pay less for a
+    boundary than 30 would, and get one at each change.)"""
+    hidden = {
+        "components.attn_segmenter.segment_vectors": "hidden",
+        "components.attn_segmenter.segment_short_text": 0,
+    }
     minilm_nlp = load_pipeline("attention", overrides=hidden)
     reference = load_pipeline(
         "attention",
@@ -519,6 +557,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states() -> None:
             "penalty": cfg["segment_penalty"],
             "paragraph_penalty": cfg["paragraph_penalty"],
             "drift": cfg["segment_drift"],
+            "short_text": cfg["segment_short_text"],
         }
         starts, scores = topics.segment(
             means,
@@ -1112,9 +1151,11 @@ def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) ->
         for r in spacy_attnseg.chunks(nlp, [text[a:b]]):
             want.append({**r, "doc": 1, "start": r["start"] + a, "end": r["end"] + a})
     assert [r["chunk"] for r in got] == list(range(len(got)))
-    assert [{k: v for k, v in r.items() if k not in ("chunk", "meta")} for r in got] == [
-        {k: v for k, v in r.items() if k != "chunk"} for r in want
+    # (scores as a Doc alone and in a batch give them: the same to 1e-5)
+    assert [{k: v for k, v in r.items() if k not in ("chunk", "meta", "score")} for r in got] == [
+        {k: v for k, v in r.items() if k not in ("chunk", "score")} for r in want
     ]
+    assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-5)
     assert all(text[r["start"] : r["end"]] == r["text"] and r["meta"] == {"id": 7} for r in got)
     assert "".join(r["text"] for r in got) == text
     # parts no longer than nlp.max_length where that is the lower bound
@@ -1292,6 +1333,62 @@ def test_partition_is_optimal(
     assert got == pytest.approx(expected, abs=1e-9)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(2, 9), st.just(3)), elements=floats),
+    st.floats(0.05, 1),
+    st.sampled_from([0, 1, 5, 30]),
+    st.lists(st.integers(1, 3), min_size=1, max_size=4),
+)
+def test_a_short_text_pays_for_a_boundary_what_a_longer_one_would(
+    means: numpy.ndarray, penalty: float, short_text: int, paragraph_sizes: List[int]
+) -> None:
+    """``short_text``: the partition of a text of ``n`` units and ``m`` sentences is the
+    best one (brute force) with ``penalty * ln(max(n, short_text * n / m, 2))`` per
+    boundary, with sentences as units and with paragraphs as units; 0 or a text at least
+    that long: ``ln(max(n, 2))``."""
+    n_sents = len(means)
+    for paragraphs in (None, numpy.repeat(numpy.arange(len(paragraph_sizes)), paragraph_sizes)):
+        if paragraphs is not None:
+            paragraphs = paragraphs[:n_sents]
+            if len(paragraphs) < n_sents or paragraphs[-1] == 0:
+                continue
+            first = numpy.flatnonzero(numpy.diff(paragraphs, prepend=-1) != 0)
+            units = topics.unit_vectors(
+                numpy.array([means[paragraphs == k].mean(axis=0) for k in range(len(first))]),
+                standardise=False,
+            )
+        else:
+            first = numpy.arange(n_sents)
+            units = topics.unit_vectors(means, standardise=False)
+        n = len(units)
+        price = penalty * math.log(max(n, short_text * n / n_sents, 2))
+        starts, scores = topics.segment(
+            means,
+            penalty=penalty,
+            drift=0.0,
+            short_text=short_text,
+            scale="unit",
+            standardise=False,
+            min_sents=1,
+            paragraphs=paragraphs,
+        )
+        cut = [int(numpy.searchsorted(first, s)) for s in starts[1:]]
+        assert [int(first[c]) for c in cut] == starts[1:]
+        got = naive_cost(units, [0, *cut, n]) + price * len(cut)
+        assert got == pytest.approx(brute_force_partition(units, price, 1), abs=1e-9)
+        # each score: what its boundary removes (over sentence vectors) in the price of
+        # a text of the sentences' number
+        vectors = topics.unit_vectors(means, standardise=False)
+        bounds = [*starts, n_sents]
+        sentence_price = penalty * math.log(max(n_sents, short_text, 2))
+        for k in range(1, len(starts)):
+            drop = naive_cost(vectors, [bounds[k - 1], bounds[k + 1]]) - naive_cost(
+                vectors, bounds[k - 1 : k + 2]
+            )
+            assert scores[k] == pytest.approx(drop / sentence_price, abs=1e-5)
+
+
 def test_partition_within_max_len_is_optimal() -> None:
     """Runs of at most ``max_len`` units: the best such segmentation (brute force)."""
     rng = numpy.random.default_rng(11)
@@ -1425,15 +1522,18 @@ def test_noise_scale_asks_more_of_a_document_without_coherent_pieces() -> None:
     shuffled: unscaled, the penalty that finds the pieces also cuts the shuffled text;
     scaled by its step noise, the shuffled one (whose neighbours differ as much as any
     two sentences) keeps far fewer boundaries. (Without the length credit, whose own
-    scale follows the penalty's.)"""
+    scale follows the penalty's, and at the price of the text's own length: the 30
+    sentences of ``short_text`` leave the shuffled text whole either way.)"""
     rng = numpy.random.default_rng(7)
     pieces = numpy.repeat(rng.normal(size=(4, 24)), 5, axis=0) + 0.6 * rng.normal(size=(20, 24))
     shuffled = pieces[rng.permutation(20)]
     assert topics.segment(pieces, penalty=0.5)[0] == [0, 5, 10, 15]
     assert topics.segment(pieces, penalty=0.5, scale="unit")[0] == [0, 5, 10, 15]
-    unscaled = len(topics.segment(shuffled, penalty=0.5, drift=0.0, scale="unit")[0])
-    scaled = len(topics.segment(shuffled, penalty=0.5, drift=0.0)[0])
+    own = {"penalty": 0.5, "drift": 0.0, "short_text": 0}
+    unscaled = len(topics.segment(shuffled, **own, scale="unit")[0])
+    scaled = len(topics.segment(shuffled, **own)[0])
     assert scaled < unscaled
+    assert len(topics.segment(shuffled, penalty=0.5, drift=0.0)[0]) == 1
 
 
 def test_segments_start_only_at_paragraphs() -> None:

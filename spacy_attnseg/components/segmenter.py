@@ -96,6 +96,7 @@ def install_extensions() -> None:
         "segment_penalty": topics.PENALTY,
         "paragraph_penalty": topics.PARAGRAPH_PENALTY,
         "segment_drift": topics.DRIFT,
+        "segment_short_text": topics.SHORT_TEXT,
         "segment_scale": "noise",
         "segment_standardise": True,
         "segment_paragraphs": True,
@@ -133,6 +134,7 @@ def make_attn_segmenter(
     segment_penalty: float,
     paragraph_penalty: Optional[float],
     segment_drift: float,
+    segment_short_text: int,
     segment_scale: str,
     segment_standardise: bool,
     segment_paragraphs: bool,
@@ -200,6 +202,11 @@ def make_attn_segmenter(
         (``topics.length_credit``, ``drift * noise * m ln m`` for ``m`` units), so that a
         long run of one text, whose in-context vectors drift, is split less readily than
         a short one; 0: no credit.
+    segment_short_text (int): "partition": a text of fewer sentences pays for a
+        boundary what a text of this many would (``topics.priced_units``; with
+        paragraphs as units, what this many sentences make in paragraphs), so that a
+        short text is not cut where its sentences merely differ; 0: the price of its
+        own length.
     segment_scale (str): "noise" (the default): the penalty is relative to the
         document's own step noise, the median half squared distance of neighbouring
         sentence vectors; "unit": it is not scaled.
@@ -260,6 +267,7 @@ def make_attn_segmenter(
         segment_penalty=segment_penalty,
         paragraph_penalty=paragraph_penalty,
         segment_drift=segment_drift,
+        segment_short_text=segment_short_text,
         segment_scale=segment_scale,
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
@@ -318,6 +326,7 @@ class AttnSegmenter(AttentionPipe):
         segment_penalty: float = topics.PENALTY,
         paragraph_penalty: Optional[float] = topics.PARAGRAPH_PENALTY,
         segment_drift: float = topics.DRIFT,
+        segment_short_text: int = topics.SHORT_TEXT,
         segment_scale: str = "noise",
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
@@ -341,6 +350,7 @@ class AttnSegmenter(AttentionPipe):
             ("max_sents", max_sents),
             ("max_tokens", max_tokens),
             ("n_segments", n_segments),
+            ("segment_short_text", segment_short_text),
             ("long_sentence_tokens", long_sentence_tokens),
             ("piece_tokens", piece_tokens),
         ):
@@ -399,6 +409,7 @@ class AttnSegmenter(AttentionPipe):
             "segment_penalty": float(segment_penalty),
             "paragraph_penalty": None if paragraph_penalty is None else float(paragraph_penalty),
             "segment_drift": float(segment_drift),
+            "segment_short_text": int(segment_short_text),
             "segment_scale": segment_scale,
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
@@ -610,6 +621,7 @@ class AttnSegmenter(AttentionPipe):
             penalty=cfg["segment_penalty"],
             paragraph_penalty=cfg["paragraph_penalty"],
             drift=cfg["segment_drift"],
+            short_text=cfg["segment_short_text"],
             scale=cfg["segment_scale"],
             standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
