@@ -1,5 +1,5 @@
 """Topic segments of the default pipeline, as a user runs it (plain text in, its own
-sentences, one setting for every set), against peers, on six sets and, on the report
+sentences, one setting for every set), against peers, on nine sets and, on the report
 half, four more that no setting is chosen on:
 
 * ``synthetic``: documents of 3-11-sentence pieces of unrelated texts (``paper.synthetic``;
@@ -16,12 +16,19 @@ half, four more that no setting is chosen on:
 * ``wikitext, Markdown headings``: the same articles as Markdown pages, each section
   under its ``## Heading`` (the title as ``# Title``), blank lines between paragraphs:
   how a page with headings reaches a retrieval pipeline;
+* ``EWT documents`` (``EWT_DOCUMENTS``): every UD EWT document of three sentences or
+  more (dev on the tuning half, test on the report half) as its author wrote it, its
+  paragraphs separated by blank lines: e-mails, reviews, posts, short news stories,
+  each about one thing (one reference segment);
+* ``synthetic, 1-3 pieces`` (``SHORT_PIECES``): short texts, documents of one, two and
+  three pieces of the synthetic set's texts (as many of each); ``, paragraphs``
+  (``SHORT_PARAGRAPHS``): the same with each piece a paragraph;
 * ``WikiText pieces, lowercase without punctuation`` (``SPOKEN_PIECES``), the WikiText
   pieces as a speech transcript writes them (``spoken``): on the report half, text that
   no setting is chosen on; on the tuning half scored only when named (``--sets``), the
   set that chose ``piece_tokens`` with the ``attention`` pipeline (``spacy project run
   tune-pieces``), so that the other settings and chonkie's threshold are still chosen on
-  the six sets above;
+  the other sets above;
 * ``wikitext, hard-wrapped paragraphs`` and ``wikitext, indented paragraphs``
   (``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``), scored only when named
   (``--sets``), on either half: the same articles hard-wrapped without blank lines, as
@@ -68,7 +75,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy
 
-from spacy_attnseg.gold import read_conllu_documents
+from spacy_attnseg.gold import read_conllu_documents, read_conllu_paragraphs
 
 from . import pydocs
 from .evaluation import load_splitter
@@ -205,12 +212,63 @@ SPOKEN_PIECES = f"WikiText pieces{SPOKEN}"
 
 
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
-    texts = article_sentences(half)
+    return build(synthetic_texts(half), n_docs=n_docs, seed=0 if half == "tune" else 1)
+
+
+# the sets of short texts: whole EWT documents, each one text about one thing, and
+# documents of one to three pieces of the synthetic set's texts
+EWT_DOCUMENTS = "EWT documents"
+SHORT_PIECES = "synthetic, 1-3 pieces"
+SHORT_PARAGRAPHS = "synthetic, 1-3 pieces, paragraphs"
+
+
+def ewt_part(half: str) -> Path:
+    """The EWT file of ``half``: dev for "tune", test for "report"."""
     part = "dev" if half == "tune" else "test"
-    for gold in read_conllu_documents(DATA / "UD_English-EWT" / f"en_ewt-ud-{part}.conllu"):
-        bounds = gold.starts + [len(gold.text)]
-        texts.append([gold.text[a:b].strip() for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
-    return build(texts, n_docs=n_docs, seed=0 if half == "tune" else 1)
+    return DATA / "UD_English-EWT" / f"en_ewt-ud-{part}.conllu"
+
+
+def ewt_documents(half: str) -> List[TopicDocument]:
+    """Every EWT document of ``half`` with three sentences or more, as its author wrote
+    it (an e-mail, a review, a post, a news story): its paragraphs separated by blank
+    lines, the sentences of each joined by spaces; one reference segment."""
+    docs = []
+    for paragraphs in read_conllu_paragraphs(ewt_part(half)):
+        if sum(map(len, paragraphs)) >= 3:
+            docs.append(TopicDocument("\n\n".join(" ".join(p) for p in paragraphs), [0]))
+    return docs
+
+
+def synthetic_texts(half: str) -> List[List[str]]:
+    """The synthetic set's texts: the WikiText-2 articles of ``half`` and the EWT
+    documents of its part, each as its sentences."""
+    texts = article_sentences(half)
+    for gold in read_conllu_documents(ewt_part(half)):
+        texts.append(gold.sentences())
+    return texts
+
+
+def short_docs(half: str, n_docs: int, separator: str = " ") -> List[TopicDocument]:
+    """``n_docs`` documents of each of one, two and three pieces of the synthetic set's
+    texts (``build``), in that order: short texts, a third of them about one thing; the
+    pieces joined by ``separator`` (a blank line: each piece a paragraph)."""
+    texts = synthetic_texts(half)
+    seed = 20 if half == "tune" else 30
+    docs = [
+        doc
+        for n_pieces in (1, 2, 3)
+        for doc in build(texts, n_docs=n_docs, n_pieces=n_pieces, seed=seed + n_pieces)
+    ]
+    return [
+        join_segments(
+            [
+                [doc.text[a:b]]
+                for a, b in zip(doc.starts, [*doc.starts[1:], len(doc.text)], strict=True)
+            ],
+            separator,
+        )
+        for doc in docs
+    ]
 
 
 CHOI_SEPARATOR = "=========="
@@ -521,6 +579,9 @@ def evaluate(
             "wikitext, paragraphs": lambda: wikitext_paragraph_docs(half),
             "wikitext, one paragraph per line": lambda: wikitext_paragraph_docs(half, "\n"),
             "wikitext, Markdown headings": lambda: wikitext_markdown_docs(half),
+            EWT_DOCUMENTS: lambda: ewt_documents(half),
+            SHORT_PIECES: lambda: short_docs(half, n_synthetic),
+            SHORT_PARAGRAPHS: lambda: short_docs(half, n_synthetic, "\n\n"),
             SPOKEN_PIECES: lambda: wikipieces_docs(half, n_synthetic, spoken),
             WRAPPED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half),
             INDENTED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half, "    "),

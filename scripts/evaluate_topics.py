@@ -1,6 +1,8 @@
-"""Topic segments of the default pipeline, as a user runs it, against peers on six sets
+"""Topic segments of the default pipeline, as a user runs it, against peers on nine sets
 (synthetic pieces, WikiText pieces, WikiText-2 sections without paragraph breaks, with
-blank lines between paragraphs, with one paragraph per line and as Markdown pages) and,
+blank lines between paragraphs, with one paragraph per line and as Markdown pages; short
+texts: whole EWT documents, documents of one to three pieces without and with paragraph
+breaks) and,
 on the report half, four that no setting is chosen on (the WikiText pieces as a speech
 transcript writes them; pieces of Python's documentation, its sections without and with
 paragraph breaks); protocol: ``paper.topic_eval``. Writes OUT.json, OUT.md and OUT.png

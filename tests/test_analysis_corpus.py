@@ -508,7 +508,7 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
 ) -> None:
     """On the tuning half the WikiText pieces written as a transcript (the set that chose
     ``piece_tokens``) are scored only when named, so the sets that choose every other
-    setting stay six; named, they are the only set scored, built from the tuning half.
+    setting stay nine; named, they are the only set scored, built from the tuning half.
     The hard-wrapped articles (paragraphs marked by nothing, or by indented first lines)
     are scored only when named, on either half."""
     from paper import topic_eval
@@ -531,11 +531,13 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
         "wikitext_paragraph_docs",
         "wikitext_markdown_docs",
         "wikitext_wrapped_docs",
+        "ewt_documents",
+        "short_docs",
     ):
         monkeypatch.setattr(topic_eval, name, maker(name))
-    six = topic_eval.evaluate("tune", tmp_path / "six", peers=False)["results"]
-    assert len(six) == 6 and topic_eval.SPOKEN_PIECES not in six
-    assert not {topic_eval.WRAPPED_PARAGRAPHS, topic_eval.INDENTED_PARAGRAPHS} & set(six)
+    tuned = topic_eval.evaluate("tune", tmp_path / "nine", peers=False)["results"]
+    assert len(tuned) == 9 and topic_eval.SPOKEN_PIECES not in tuned
+    assert not {topic_eval.WRAPPED_PARAGRAPHS, topic_eval.INDENTED_PARAGRAPHS} & set(tuned)
     assert not [b for b in built if b[0] == "wikitext_wrapped_docs"]
     built.clear()
     wrapped = topic_eval.evaluate(
