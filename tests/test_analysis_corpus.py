@@ -447,6 +447,34 @@ def test_wikitext_markdown_pages_are_the_paragraph_docs_with_headings() -> None:
         assert "\n\n".join(b for b in blocks if not b.startswith("#")) == doc.text
 
 
+def test_short_text_sets() -> None:
+    """The sets of short texts: documents of one, two and three pieces of the synthetic
+    set's texts, the same pieces with spaces or blank lines between them; and every EWT
+    dev document of three or more sentences, one reference segment, its paragraphs
+    those of ``# newpar``."""
+    from paper.synthetic import build
+    from paper.topic_eval import ewt_documents, short_docs, synthetic_texts
+
+    spaced, paragraphs = short_docs("tune", 4), short_docs("tune", 4, "\n\n")
+    assert [len(d.starts) for d in spaced] == [1] * 4 + [2] * 4 + [3] * 4
+    built = build(synthetic_texts("tune"), n_docs=4, n_pieces=2, seed=22)
+    assert [(d.text, d.starts) for d in spaced[4:8]] == [(d.text, d.starts) for d in built]
+    for a, b in zip(spaced, paragraphs, strict=True):
+        ends = [*a.starts[1:], len(a.text)]
+        pieces = [a.text[x:y].strip() for x, y in zip(a.starts, ends, strict=True)]
+        assert b.text == "\n\n".join(pieces) and "\n" not in a.text
+        assert [b.text[x : x + 20] for x in b.starts] == [p[:20] for p in pieces]
+    documents = ewt_documents("tune")
+    assert len(documents) == 228 and all(d.starts == [0] for d in documents)
+    assert sum("\n\n" in d.text for d in documents) > 100
+    posts = [d.text for d in documents if d.text.startswith("What is the nearest National")]
+    assert posts == [
+        "What is the nearest National Park to Birmingham, UK?\n\nThe Peak District "
+        "(Derbyshire) is the closest. The South Shropshire Hills are far closer. They are not "
+        "a national park, but are extremely beautiful. www.visitsouthshropshire.co.uk"
+    ]
+
+
 def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch: Any) -> None:
     """``only`` scores the named sets and never builds the others; an unknown name is
     refused before any pipeline loads, with the names it could be."""
