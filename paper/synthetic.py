@@ -4,7 +4,8 @@
 Texts are the WikiText-2 articles of one half (each article one text) and the UD EWT
 documents of one part with at least three sentences. A document takes ``n_pieces``
 different texts; from each a run of 3-11 consecutive sentences (fewer if the text is
-shorter). The pieces are joined by single spaces.
+shorter). The pieces are joined by single spaces (or by ``separator``: a blank line
+makes each piece a paragraph).
 """
 
 from __future__ import annotations
@@ -48,9 +49,15 @@ def join_segments(segments: Sequence[Sequence[str]], separator: str) -> TopicDoc
 
 
 def build(
-    texts: Sequence[Sequence[str]], *, n_docs: int, n_pieces: int = 10, seed: int = 0
+    texts: Sequence[Sequence[str]],
+    *,
+    n_docs: int,
+    n_pieces: int = 10,
+    seed: int = 0,
+    separator: str = " ",
 ) -> List[TopicDocument]:
-    """``n_docs`` documents of ``n_pieces`` pieces from the sentence lists ``texts``."""
+    """``n_docs`` documents of ``n_pieces`` pieces from the sentence lists ``texts``, the
+    pieces joined by ``separator`` (a blank line: each piece a paragraph)."""
     rng = random.Random(seed)
     usable = [list(t) for t in texts if len(t) >= 3]
     docs = []
@@ -65,6 +72,6 @@ def build(
             piece = " ".join(s.strip() for s in sentences[first : first + n])
             starts.append(offset)
             parts.append(piece)
-            offset += len(piece) + 1
-        docs.append(TopicDocument(" ".join(parts), starts))
+            offset += len(piece) + len(separator)
+        docs.append(TopicDocument(separator.join(parts), starts))
     return docs

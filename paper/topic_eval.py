@@ -254,20 +254,12 @@ def short_docs(half: str, n_docs: int, separator: str = " ") -> List[TopicDocume
     pieces joined by ``separator`` (a blank line: each piece a paragraph)."""
     texts = synthetic_texts(half)
     seed = 20 if half == "tune" else 30
-    docs = [
+    return [
         doc
         for n_pieces in (1, 2, 3)
-        for doc in build(texts, n_docs=n_docs, n_pieces=n_pieces, seed=seed + n_pieces)
-    ]
-    return [
-        join_segments(
-            [
-                [doc.text[a:b]]
-                for a, b in zip(doc.starts, [*doc.starts[1:], len(doc.text)], strict=True)
-            ],
-            separator,
+        for doc in build(
+            texts, n_docs=n_docs, n_pieces=n_pieces, seed=seed + n_pieces, separator=separator
         )
-        for doc in docs
     ]
 
 
