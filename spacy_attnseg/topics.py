@@ -10,7 +10,9 @@ of the sentences (or paragraphs) -> segments within the size limits.
    more lines of a template (texts that differ in one word), shares the mean of its
    group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
-   (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors); a
+   (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors;
+   in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, its sentences, with segments
+   starting only where paragraphs do); a
    sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
    punctuation that a pipeline reads as one sentence) is read as pieces of at most
    ``piece_tokens`` (``long_sentence_pieces``), each a sentence to what follows.
@@ -87,6 +89,12 @@ DRIFT = 0.03
 # about what a boundary costs, so short texts were cut where their sentences merely
 # differ (chosen on the tuning halves, with the sets of short texts)
 SHORT_TEXT = 30
+# a text of fewer paragraphs has its sentences as units, and its segments start only at
+# paragraph starts: standardised over so few rows, paragraph vectors say nothing (two
+# come out as opposite vectors, whatever they hold) and the median of their steps is a
+# boundary's own step (chosen on the tuning halves: 3, 4, 5, 6, 10 and a text of fewer
+# than SHORT_TEXT sentences tried)
+FEW_PARAGRAPHS = 5
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
 # tuning half's WikiText pieces without punctuation (``spacy project run tune-pieces``:
@@ -291,6 +299,7 @@ def partition(
     min_len: int = 1,
     max_len: int = MAX_UNITS,
     drift: float = 0.0,
+    allowed: Optional[numpy.ndarray] = None,
 ) -> List[int]:
     """Starts (0 excluded) of the segmentation of ``vectors`` into runs of at least
     ``min_len`` and at most ``max_len`` units that minimises the total ``Cost`` plus
@@ -299,6 +308,9 @@ def partition(
     over every run that may end at each unit. ``max_len`` bounds the work per unit, so
     the time is linear in ``len(vectors)``; a run longer than that (256 sentences by
     default, thousands of tokens) is cut where the cost is lowest.
+    allowed: per unit, whether a segment may start there (None: at every unit; the first
+    unit always does). A run then holds at most ``max_len`` of the allowed starts, not of
+    the units, so that a long stretch without one is never the only way through.
     """
     n = len(vectors)
     min_len = max(1, int(min_len))
@@ -309,12 +321,24 @@ def partition(
     best = numpy.full(n + 1, numpy.inf)
     best[0] = -penalty
     back = numpy.zeros(n + 1, dtype="int64")
+    may_start = numpy.ones(n + 1, dtype=bool)
+    if allowed is not None:
+        may_start[:n] = numpy.asarray(allowed, dtype=bool)
+        may_start[0] = True
+    # where runs may start: from the first unit, or after a run of min_len or more
+    firsts = numpy.flatnonzero(may_start[:n])
+    firsts = firsts[(firsts == 0) | (firsts >= min_len)]
     for t in range(min_len, n + 1):
-        # a run [s, t): from the start, or after a run of min_len or more
-        lowest = t - max_len
-        runs = numpy.arange(max(lowest, min_len), t - min_len + 1)
-        if lowest <= 0:
-            runs = numpy.concatenate([[0], runs])
+        if not may_start[t]:
+            continue  # (no run ends where none may start; best[t] stays infinite)
+        if allowed is None:
+            lowest = t - max_len
+            runs = numpy.arange(max(lowest, min_len), t - min_len + 1)
+            if lowest <= 0:
+                runs = numpy.concatenate([[0], runs])
+        else:
+            last = int(numpy.searchsorted(firsts, t - min_len, side="right"))
+            runs = firsts[max(0, last - max_len) : last]
         totals = best[runs] + cost(runs, numpy.full(len(runs), t))
         totals -= length_credit(t - runs, drift)
         k = int(numpy.argmin(totals))
@@ -706,7 +730,9 @@ def segment(
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
         paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
         a segment holds at least one whole paragraph), except where the size limits
-        split a paragraph.
+        split a paragraph. The paragraphs are the units, but with fewer than
+        ``FEW_PARAGRAPHS`` of them the partition's units are the sentences (and its
+        price ``penalty``'s), cut only where paragraphs start.
     headings: per sentence, whether it heads what follows (``sentences.heading_sentences``):
         a boundary right after headings moves before them (``before_headings``), and
         the size limits split elsewhere where they can, so a heading stays with its
@@ -730,7 +756,11 @@ def segment(
     vectors = unit_vectors(means, standardise=standardise)
     min_len = max(1, min_sents)
     unit_first = numpy.ones(n, dtype=bool)
-    if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
+    sentence_penalty = penalty
+    by_paragraph = (
+        paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0
+    )
+    if by_paragraph:
         unit_first = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         min_len = 1
         if paragraph_penalty is not None:
@@ -738,14 +768,16 @@ def segment(
     heads = numpy.zeros(n, dtype=bool)
     if headings is not None and len(headings) == n:
         heads = numpy.asarray(headings, dtype=bool)
+    sentence_first = numpy.ones(n, dtype=bool)  # where a unit starts with sentences as units
     unused = numpy.zeros(n, dtype=bool)  # sentences whose vectors play no part
     if joined is not None and len(joined) == n:
         unused = numpy.asarray(joined, dtype=bool) & heads
         if unused.all():  # (nothing to join)
             unused[:] = False
         # each joins the unit after it; a run of them that ends the text, the one before
-        unit_first[1:] &= ~unused[:-1]
-        unit_first[n - int(numpy.argmin(unused[::-1])) :] = False
+        for starts_unit in (unit_first, sentence_first):
+            starts_unit[1:] &= ~unused[:-1]
+            starts_unit[n - int(numpy.argmin(unused[::-1])) :] = False
     forced = numpy.zeros(n, dtype=bool)
     if breaks is not None and len(breaks) == n and numpy.any(breaks):
         marked = numpy.asarray(breaks, dtype=bool)
@@ -756,6 +788,15 @@ def segment(
         forced = firsts & holds_marked[numpy.maximum(run_of, 0)]
         forced[0] = False
         unit_first |= forced
+        sentence_first |= forced
+    cuts_first = None  # with few paragraphs: where a segment may start
+    if (
+        by_paragraph
+        and method == "partition"
+        and n_segments <= 0
+        and int(unit_first.sum()) < FEW_PARAGRAPHS
+    ):
+        cuts_first, unit_first, penalty = unit_first, sentence_first, sentence_penalty
     units, first = vectors, numpy.arange(n)
     if not unit_first.all():
         groups = numpy.cumsum(unit_first) - 1
@@ -763,6 +804,7 @@ def segment(
         kept = group_means(means[~unused], groups[~unused], int(groups[-1]) + 1)
         units = unit_vectors(kept, standardise=standardise)
         first = numpy.flatnonzero(unit_first)
+    allowed = None if cuts_first is None else cuts_first[first]
     fixed = numpy.flatnonzero(forced[first]).tolist()
     if method == "texttiling":
         sims = gap_similarities(units, window)
@@ -776,7 +818,8 @@ def segment(
         boundary, credit = prices(penalty, drift, units, scale, n_sents=n, short_text=short_text)
         chosen = list(fixed)
         for a, b in zip([0, *fixed], [*fixed, len(units)], strict=True):
-            inner = partition(units[a:b], boundary, min_len, drift=credit)
+            cuts = None if allowed is None else allowed[a:b]
+            inner = partition(units[a:b], boundary, min_len, drift=credit, allowed=cuts)
             chosen += [a + s for s in inner]
         chosen.sort()
     starts = before_headings([int(first[s]) for s in chosen], heads)

@@ -7,7 +7,7 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 import pytest
@@ -479,6 +479,47 @@ def test_a_short_text_about_one_thing_is_one_segment(default_nlp: Any) -> None:
         doc = default_nlp(national_park + separator + trivia)
         starts = [span.start_char for span in doc.spans["attn_segments"]]
         assert starts == [0, len(national_park + separator)]
+
+
+# EWT dev documents of 9-12 sentences in one paragraph, by their openings
+ONE_PARAGRAPH_POSTS = (
+    "Xinhua reports that a wide range",
+    "Ever since the first whispers about Google's IPO",
+    '"Les Spahnn"',
+    "Several years ago I developed",
+    "Greetings. My name is Bill Gottlieb",
+)
+
+
+def test_two_paragraphs_are_cut_by_what_they_say(
+    default_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of five EWT documents of 9-12 sentences, written as two paragraphs (cut at
+    its middle sentence), is one segment; each two of them, one paragraph each, are cut
+    exactly where the second begins. With paragraphs as the units (``FEW_PARAGRAPHS``
+    0), two paragraphs are two opposite vectors whatever they say, and each halved
+    document was cut in two."""
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    found = {
+        opening: [s for paragraph in paragraphs for s in paragraph]
+        for paragraphs in documents
+        for opening in ONE_PARAGRAPH_POSTS
+        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
+    }
+    posts = [found[opening] for opening in ONE_PARAGRAPH_POSTS]
+    assert all(9 <= len(post) <= 12 for post in posts)
+    halved = [" ".join(p[: len(p) // 2]) + "\n\n" + " ".join(p[len(p) // 2 :]) for p in posts]
+    for doc in default_nlp.pipe(halved):
+        assert len(doc.spans["attn_segments"]) == 1
+    whole = [" ".join(post) for post in posts]
+    firsts = whole[:-1]
+    joined = [a + "\n\n" + b for a, b in zip(firsts, whole[1:], strict=True)]
+    for first, doc in zip(firsts, default_nlp.pipe(joined), strict=True):
+        starts = [span.start_char for span in doc.spans["attn_segments"]]
+        assert starts == [0, len(first) + 2]
+    monkeypatch.setattr(topics, "FEW_PARAGRAPHS", 0)
+    for doc in default_nlp.pipe(halved):
+        assert len(doc.spans["attn_segments"]) == 2
 
 
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
@@ -1297,14 +1338,19 @@ def naive_credit(sizes: List[int], drift: float) -> float:
 
 
 def brute_force_partition(
-    vectors: numpy.ndarray, penalty: float, min_len: int, drift: float = 0.0
+    vectors: numpy.ndarray,
+    penalty: float,
+    min_len: int,
+    drift: float = 0.0,
+    allowed: Optional[Sequence[bool]] = None,
 ) -> float:
     """The lowest cost + penalty per boundary - drift * m ln m per run of m units, over
-    every admissible segmentation."""
+    every admissible segmentation (cut only where ``allowed``, if given)."""
     n = len(vectors)
     best = naive_cost(vectors, [0, n]) - naive_credit([n], drift)
+    points = [i for i in range(1, n) if allowed is None or allowed[i]]
     for k in range(1, n):
-        for cut in itertools.combinations(range(1, n), k):
+        for cut in itertools.combinations(points, k):
             bounds = [0, *cut, n]
             sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
             if min(sizes) >= min_len:
@@ -1333,12 +1379,40 @@ def test_partition_is_optimal(
     assert got == pytest.approx(expected, abs=1e-9)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 10), st.just(3)), elements=floats),
+    st.floats(0, 3),
+    st.sampled_from([0.0, 0.03]),
+    st.lists(st.booleans(), min_size=10, max_size=10),
+    st.sampled_from([2, 3, topics.MAX_UNITS]),
+)
+def test_partition_with_allowed_starts_is_optimal(
+    vectors: numpy.ndarray, penalty: float, drift: float, allowed: List[bool], max_len: int
+) -> None:
+    """With ``allowed``, segments start only there, and the partition is the best such
+    one (brute force); a run holds at most ``max_len`` of the allowed starts, so with
+    few of them a run may be longer than ``max_len`` units."""
+    n = len(vectors)
+    allowed = allowed[:n]
+    starts = topics.partition(vectors, penalty, 1, max_len=max_len, drift=drift, allowed=allowed)
+    assert all(allowed[s] for s in starts)
+    bounds = [0, *starts, n]
+    sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    got = naive_cost(vectors, bounds) + penalty * len(starts) - naive_credit(sizes, drift)
+    if max_len >= n:
+        expected = brute_force_partition(vectors, penalty, 1, drift, allowed)
+        assert got == pytest.approx(expected, abs=1e-9)
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        assert sum(allowed[a:b]) + (not allowed[a]) <= max(max_len, 2)
+
+
 @settings(max_examples=100, deadline=None)
 @given(
-    arrays(numpy.float64, st.tuples(st.integers(2, 9), st.just(3)), elements=floats),
+    arrays(numpy.float64, st.tuples(st.integers(2, 11), st.just(3)), elements=floats),
     st.floats(0.05, 1),
     st.sampled_from([0, 1, 5, 30]),
-    st.lists(st.integers(1, 3), min_size=1, max_size=4),
+    st.lists(st.integers(1, 3), min_size=1, max_size=7),
 )
 def test_a_short_text_pays_for_a_boundary_what_a_longer_one_would(
     means: numpy.ndarray, penalty: float, short_text: int, paragraph_sizes: List[int]
@@ -1346,21 +1420,26 @@ def test_a_short_text_pays_for_a_boundary_what_a_longer_one_would(
     """``short_text``: the partition of a text of ``n`` units and ``m`` sentences is the
     best one (brute force) with ``penalty * ln(max(n, short_text * n / m, 2))`` per
     boundary, with sentences as units and with paragraphs as units; 0 or a text at least
-    that long: ``ln(max(n, 2))``."""
+    that long: ``ln(max(n, 2))``. With fewer than ``FEW_PARAGRAPHS`` paragraphs the
+    units are the sentences, and segments start only where paragraphs do."""
     n_sents = len(means)
     for paragraphs in (None, numpy.repeat(numpy.arange(len(paragraph_sizes)), paragraph_sizes)):
+        allowed = None
+        first = numpy.arange(n_sents)
+        units = topics.unit_vectors(means, standardise=False)
         if paragraphs is not None:
             paragraphs = paragraphs[:n_sents]
             if len(paragraphs) < n_sents or paragraphs[-1] == 0:
                 continue
-            first = numpy.flatnonzero(numpy.diff(paragraphs, prepend=-1) != 0)
-            units = topics.unit_vectors(
-                numpy.array([means[paragraphs == k].mean(axis=0) for k in range(len(first))]),
-                standardise=False,
-            )
-        else:
-            first = numpy.arange(n_sents)
-            units = topics.unit_vectors(means, standardise=False)
+            paragraph_first = numpy.flatnonzero(numpy.diff(paragraphs, prepend=-1) != 0)
+            if len(paragraph_first) >= topics.FEW_PARAGRAPHS:
+                first = paragraph_first
+                units = topics.unit_vectors(
+                    numpy.array([means[paragraphs == k].mean(axis=0) for k in range(len(first))]),
+                    standardise=False,
+                )
+            else:
+                allowed = numpy.isin(first, paragraph_first).tolist()
         n = len(units)
         price = penalty * math.log(max(n, short_text * n / n_sents, 2))
         starts, scores = topics.segment(
@@ -1375,8 +1454,10 @@ def test_a_short_text_pays_for_a_boundary_what_a_longer_one_would(
         )
         cut = [int(numpy.searchsorted(first, s)) for s in starts[1:]]
         assert [int(first[c]) for c in cut] == starts[1:]
+        if paragraphs is not None:
+            assert all(paragraphs[s] != paragraphs[s - 1] for s in starts[1:])
         got = naive_cost(units, [0, *cut, n]) + price * len(cut)
-        assert got == pytest.approx(brute_force_partition(units, price, 1), abs=1e-9)
+        assert got == pytest.approx(brute_force_partition(units, price, 1, 0, allowed), abs=1e-9)
         # each score: what its boundary removes (over sentence vectors) in the price of
         # a text of the sentences' number
         vectors = topics.unit_vectors(means, standardise=False)
@@ -1446,6 +1527,34 @@ def test_partition_finds_planted_topics_and_cuts_runs_at_max_len() -> None:
     assert scores[0] == 0.0 and min(scores[1:]) > 1.0
     # with a cap on the run length, a long homogeneous run is cut
     assert topics.partition(rng.normal(size=(50, 4)), 1e6, 1, max_len=10) != []
+
+
+def test_few_paragraphs_are_read_by_their_sentences() -> None:
+    """Two or three paragraphs of planted sentence vectors, each paragraph about the
+    same thing as the others or each about its own: the partition cuts only where the
+    topic changes. With the paragraphs as units (``FEW_PARAGRAPHS`` 0) two paragraphs
+    come out as opposite vectors whatever they hold, and the decision is the same
+    for both."""
+    rng = numpy.random.default_rng(3)
+    for sizes in ((5, 5), (6, 6), (4, 5, 4), (5, 5, 5)):
+        paragraphs = numpy.repeat(numpy.arange(len(sizes)), sizes)
+        starts = numpy.cumsum([0, *sizes[:-1]]).tolist()
+        found = {}
+        for same in (True, False):
+            centres = rng.normal(size=(len(sizes), 384))
+            if same:
+                centres[:] = centres[0]
+            means = numpy.vstack(
+                [centres[k] + 0.7 * rng.normal(size=(m, 384)) for k, m in enumerate(sizes)]
+            )
+            found[same] = topics.segment(means, paragraphs=paragraphs)[0]
+            if len(sizes) == 2:
+                units = topics.unit_vectors(
+                    numpy.array([means[paragraphs == k].mean(axis=0) for k in (0, 1)]),
+                    standardise=True,
+                )
+                assert units[0] == pytest.approx(-units[1])
+        assert found == {True: [0], False: starts}
 
 
 def test_binary_segments_gives_the_count_asked_for() -> None:
