@@ -755,29 +755,18 @@ def segment(
         return [], []
     vectors = unit_vectors(means, standardise=standardise)
     min_len = max(1, min_sents)
-    unit_first = numpy.ones(n, dtype=bool)
-    sentence_penalty = penalty
-    by_paragraph = (
-        paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0
-    )
-    if by_paragraph:
-        unit_first = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
-        min_len = 1
-        if paragraph_penalty is not None:
-            penalty = paragraph_penalty
     heads = numpy.zeros(n, dtype=bool)
     if headings is not None and len(headings) == n:
         heads = numpy.asarray(headings, dtype=bool)
-    sentence_first = numpy.ones(n, dtype=bool)  # where a unit starts with sentences as units
+    unit_first = numpy.ones(n, dtype=bool)  # where a unit starts, sentences as units
     unused = numpy.zeros(n, dtype=bool)  # sentences whose vectors play no part
     if joined is not None and len(joined) == n:
         unused = numpy.asarray(joined, dtype=bool) & heads
         if unused.all():  # (nothing to join)
             unused[:] = False
         # each joins the unit after it; a run of them that ends the text, the one before
-        for starts_unit in (unit_first, sentence_first):
-            starts_unit[1:] &= ~unused[:-1]
-            starts_unit[n - int(numpy.argmin(unused[::-1])) :] = False
+        unit_first[1:] &= ~unused[:-1]
+        unit_first[n - int(numpy.argmin(unused[::-1])) :] = False
     forced = numpy.zeros(n, dtype=bool)
     if breaks is not None and len(breaks) == n and numpy.any(breaks):
         marked = numpy.asarray(breaks, dtype=bool)
@@ -788,15 +777,19 @@ def segment(
         forced = firsts & holds_marked[numpy.maximum(run_of, 0)]
         forced[0] = False
         unit_first |= forced
-        sentence_first |= forced
-    cuts_first = None  # with few paragraphs: where a segment may start
-    if (
-        by_paragraph
-        and method == "partition"
-        and n_segments <= 0
-        and int(unit_first.sum()) < FEW_PARAGRAPHS
-    ):
-        cuts_first, unit_first, penalty = unit_first, sentence_first, sentence_penalty
+    cuts_first = None  # with few paragraphs: the only sentences a segment may start at
+    if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
+        # (a segment holds whole paragraphs)
+        min_len = 1
+        paragraph_start = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
+        paragraph_first = unit_first & (paragraph_start | forced)
+        partitioned = method == "partition" and n_segments <= 0
+        if partitioned and int(paragraph_first.sum()) < FEW_PARAGRAPHS:
+            cuts_first = paragraph_first
+        else:
+            unit_first = paragraph_first
+            if paragraph_penalty is not None:
+                penalty = paragraph_penalty
     units, first = vectors, numpy.arange(n)
     if not unit_first.all():
         groups = numpy.cumsum(unit_first) - 1
