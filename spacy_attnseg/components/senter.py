@@ -68,17 +68,33 @@ def read_line_breaks_as_line_feeds(docs: Sequence[Doc]) -> None:
     lines, of a quoted or nested block; a blank line holding spaces). The word
     embeddings were trained on text whose lines end in ``"\\n"`` and start at the
     margin, and neither a text's line ends nor its indentation should change its
-    sentences."""
+    sentences.
+
+    A token may hold a NORM of its own, which hides its lexeme's: ``Doc.from_docs`` and
+    a ``DocBin`` give every token one, as its lexeme had it then (so does
+    ``spacy-attnseg.Tokenizer``, which joins the pieces of a text with a long run
+    without white space). Such a token of these lexemes gets the new NORM too, so that
+    a text's features do not depend on what the vocab had read before it."""
     for doc in docs:
         if not LAYOUT_WHITESPACE.search(doc.text):
             continue
         vocab = doc.vocab
-        for text in {t.text for t in doc if t.is_space}:
-            like = "".join(as_line_feeds(found) for found in LINE_BREAK.finditer(text))
-            if like and like != text:
-                lexeme, same = vocab[text], vocab[like]
-                lexeme.norm_, lexeme.prefix_ = same.norm_, same.prefix_
-                lexeme.suffix_, lexeme.shape_ = same.suffix_, same.shape_
+        norms: Dict[str, Optional[str]] = {}
+        for token in doc:
+            if not token.is_space:
+                continue
+            text = token.text
+            if text not in norms:
+                like = "".join(as_line_feeds(found) for found in LINE_BREAK.finditer(text))
+                norms[text] = None
+                if like and like != text:
+                    lexeme, same = vocab[text], vocab[like]
+                    lexeme.norm_, lexeme.prefix_ = same.norm_, same.prefix_
+                    lexeme.suffix_, lexeme.shape_ = same.suffix_, same.shape_
+                    norms[text] = same.norm_
+            norm = norms[text]
+            if norm is not None and token.norm_ != norm:
+                token.norm_ = norm
 
 
 def as_line_feeds(line_end: "re.Match[str]") -> str:
