@@ -729,7 +729,8 @@ def plot_topic_segments(
         ax.tick_params(axis="y", labelsize=7)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         reference = table.get("reference_segments_per_doc")
-        title = name if reference is None else f"{name} ({reference:g} segments a document)"
+        unit = "segment" if reference == 1 else "segments"
+        title = name if reference is None else f"{name} ({reference:g} {unit} a document)"
         ax.set_title("\n".join(textwrap.wrap(title, 48)), fontsize=8)
         ax.set_xlabel("Pk (lower is better)", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
