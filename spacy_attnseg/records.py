@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 
 from .errors import Errors
 from .sentences import sentence_end_scores
-from .windows import doc_wordpiece_counts
+from .windows import doc_wordpiece_counts, mute_too_long_warning
 
 SEGMENTER = "attn_segmenter"
 RECORDS = ("sentences", "chunks")
@@ -67,7 +67,9 @@ class ChunkSizer:
     max_tokens: int
 
     def count(self, text: str) -> int:
-        """The wordpieces of ``text`` read on its own."""
+        """The wordpieces of ``text`` read on its own (a count: the tokenizer's warning
+        that the model cannot read that many is not given)."""
+        mute_too_long_warning(self.tokenizer)
         return len(self.tokenizer.tokenize(text))
 
     def pieces(self, text: str) -> List[Tuple[int, int, int]]:

@@ -176,6 +176,15 @@ def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> numpy.n
 TOO_LONG_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
 
 
+def mute_too_long_warning(tokenizer: Any) -> None:
+    """Record ``tokenizer``'s warning that a sequence longer than the model reads will
+    make it fail as given, so that it is not printed: for text that is counted or cut
+    to fit, never passed to the model whole."""
+    warnings = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(warnings, dict):
+        warnings[TOO_LONG_WARNING] = True
+
+
 class FittedSpans:
     """A spacy-transformers span getter whose windows fit the model: a window with more
     wordpieces than the model reads (e.g. one holding a 5,000-character token) is split
@@ -229,9 +238,7 @@ class FittedSpans:
         # keeps a window of its own: spacy-transformers cuts that one to the model's
         # length after tokenizing it (truncate_oversize_splits), so the tokenizer's
         # warning that the model will hit an indexing error does not apply.
-        warnings = getattr(self.trf_model.tokenizer, "deprecation_warnings", None)
-        if isinstance(warnings, dict):
-            warnings[TOO_LONG_WARNING] = True
+        mute_too_long_warning(self.trf_model.tokenizer)
         fitted, i = [], 0
         for spans in nested:
             pieces = []

@@ -284,6 +284,38 @@ def test_an_overlong_token_does_not_warn_of_indexing_errors(
     assert len([m for m in messages if "sequence length is longer" in m]) == 1, messages
 
 
+def test_counting_a_long_chunk_does_not_warn_of_indexing_errors(
+    pipelines: Dict[str, Any],
+) -> None:
+    """``chunks`` counts each chunk's wordpieces with the model's tokenizer; a chunk of
+    more than the model reads (no ``max_tokens``, one topic) is counted, not passed to
+    the model, so the tokenizer's warning that the model will fail is not given."""
+    from transformers.utils import logging as hf_logging
+
+    from spacy_attnseg import chunks
+    from spacy_attnseg.windows import TOO_LONG_WARNING
+
+    messages: List[str] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    nlp = pipelines["default"]
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
+    handler = Recorder()
+    hf_logging.get_logger().addHandler(handler)
+    text = "Hello world. " * 300
+    try:
+        records = list(chunks(nlp, [text]))
+    finally:
+        hf_logging.get_logger().removeHandler(handler)
+    assert "".join(r["text"] for r in records) == text
+    assert max(r["n_tokens"] for r in records) > tokenizer.model_max_length
+    assert not [m for m in messages if "sequence length is longer" in m], messages
+
+
 def test_unicode_terminals_end_sentences(pipelines: Dict[str, Any]) -> None:
     for name, nlp in pipelines.items():
         for text, want in (
