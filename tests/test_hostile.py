@@ -15,8 +15,9 @@ import base64
 import logging
 import os
 import pickle
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
 
 import numpy
 import pytest
@@ -252,12 +253,11 @@ def test_a_long_run_without_white_space_holds_no_sentence_start(
             assert len(blob_doc.spans["attn_segments"]) == 1
 
 
-def test_an_overlong_token_does_not_warn_of_indexing_errors(
-    pipelines: Dict[str, Any],
-) -> None:
-    """spacy-transformers cuts a window of one overlong token to the model's length, so
-    the tokenizer's warning that the model will fail on it is not given (it is given
-    once per tokenizer: the test clears that record first)."""
+@contextmanager
+def too_long_warnings(tokenizer: Any) -> Iterator[List[str]]:
+    """The Hugging Face warnings that a sequence is longer than the model reads, given
+    inside the block: the tokenizer's record that it gave one (it warns once) is
+    cleared first."""
     from transformers.utils import logging as hf_logging
 
     from spacy_attnseg.windows import TOO_LONG_WARNING
@@ -266,22 +266,34 @@ def test_an_overlong_token_does_not_warn_of_indexing_errors(
 
     class Recorder(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
+            if "sequence length is longer" in record.getMessage():
+                messages.append(record.getMessage())
 
-    nlp = pipelines["default"]
-    tokenizer = nlp.get_pipe("transformer").model.tokenizer
     tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
     handler = Recorder()
     hf_logging.get_logger().addHandler(handler)
     try:
+        yield messages
+    finally:
+        hf_logging.get_logger().removeHandler(handler)
+
+
+def test_an_overlong_token_does_not_warn_of_indexing_errors(
+    pipelines: Dict[str, Any],
+) -> None:
+    """spacy-transformers cuts a window of one overlong token to the model's length, so
+    the tokenizer's warning that the model will fail on it is not given."""
+    from spacy_attnseg.windows import TOO_LONG_WARNING
+
+    nlp = pipelines["default"]
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    with too_long_warnings(tokenizer) as messages:
         doc = nlp(HOSTILE["5000-char token in text"])
         # the direct call warns, so the recorder would see spacy-transformers' call
         tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
         tokenizer(["a.b." * 1250])
-    finally:
-        hf_logging.get_logger().removeHandler(handler)
     assert doc.text == HOSTILE["5000-char token in text"]
-    assert len([m for m in messages if "sequence length is longer" in m]) == 1, messages
+    assert len(messages) == 1, messages
 
 
 def test_counting_a_long_chunk_does_not_warn_of_indexing_errors(
@@ -290,30 +302,16 @@ def test_counting_a_long_chunk_does_not_warn_of_indexing_errors(
     """``chunks`` counts each chunk's wordpieces with the model's tokenizer; a chunk of
     more than the model reads (no ``max_tokens``, one topic) is counted, not passed to
     the model, so the tokenizer's warning that the model will fail is not given."""
-    from transformers.utils import logging as hf_logging
-
     from spacy_attnseg import chunks
-    from spacy_attnseg.windows import TOO_LONG_WARNING
-
-    messages: List[str] = []
-
-    class Recorder(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
 
     nlp = pipelines["default"]
     tokenizer = nlp.get_pipe("transformer").model.tokenizer
-    tokenizer.deprecation_warnings.pop(TOO_LONG_WARNING, None)
-    handler = Recorder()
-    hf_logging.get_logger().addHandler(handler)
     text = "Hello world. " * 300
-    try:
+    with too_long_warnings(tokenizer) as messages:
         records = list(chunks(nlp, [text]))
-    finally:
-        hf_logging.get_logger().removeHandler(handler)
     assert "".join(r["text"] for r in records) == text
     assert max(r["n_tokens"] for r in records) > tokenizer.model_max_length
-    assert not [m for m in messages if "sequence length is longer" in m], messages
+    assert not messages, messages
 
 
 def test_unicode_terminals_end_sentences(pipelines: Dict[str, Any]) -> None:
