@@ -66,10 +66,13 @@ class ChunkSizer:
     tokenizer: Any
     max_tokens: int
 
-    def count(self, text: str) -> int:
-        """The wordpieces of ``text`` read on its own (a count: the tokenizer's warning
-        that the model cannot read that many is not given)."""
+    def __post_init__(self) -> None:
+        # what it counts never reaches the model: the tokenizer's warning that the
+        # model cannot read that many wordpieces does not apply
         mute_too_long_warning(self.tokenizer)
+
+    def count(self, text: str) -> int:
+        """The wordpieces of ``text`` read on its own."""
         return len(self.tokenizer.tokenize(text))
 
     def pieces(self, text: str) -> List[Tuple[int, int, int]]:

@@ -2274,6 +2274,12 @@ def test_a_text_with_a_long_run_gets_the_same_scores_every_time(default_nlp: Any
         "Notes from the field.\r\n  \t  \t" + "a" * 300 + " Dr. Smith arrived at 3.5 p.m.\u2028"
         "\t \t  Was it worth it?\r\n \t\t \tThe river runs past the old mill.\n"
     )
+    line_ends = [
+        t.text for t in default_nlp.make_doc(text) if t.text.isspace() and t.text.strip(" \n")
+    ]
+    assert len(line_ends) == 3
+    # (the vocab has not read them as line feeds yet, or the test would be one of nothing)
+    assert all(default_nlp.vocab[e].norm_ not in ("\n", "\n\n") for e in line_ends)
     first = default_nlp(text)._.start_scores
     assert default_nlp(text)._.start_scores == first
 
