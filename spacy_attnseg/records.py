@@ -9,7 +9,7 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -191,10 +191,16 @@ BATCH_CHARACTERS = 200_000
 
 
 #: Characters of a document's part at most, where ``chunk`` reads a longer document in
-#: parts (``text_parts``), each a Doc of its own: what a pass holds in memory grows
+#: parts (``document_parts``), each a Doc of its own: what a pass holds in memory grows
 #: with its Doc, so a book is chunked in the memory of its parts, whatever its length
 #: (and past spaCy's ``nlp.max_length``, 1,000,000 characters by default).
 PART_CHARACTERS = 200_000
+#: Characters of English prose per wordpiece, about (4.65 for MiniLM's tokenizer on
+#: WikiText-2): where ``chunk`` sizes its parts and batches, a text counts as this many
+#: characters per wordpiece where that is more than its length (``text_size``), since a
+#: pass's memory grows with its wordpieces. Text of about one wordpiece per character
+#: (CJK without spaces, URLs, codes) is read in parts of fewer characters.
+CHARACTERS_PER_WORDPIECE = 4
 #: Where a part may end, best first: after a blank line, a line break, a sentence's end
 #: (its final punctuation, closing quotes or brackets, white space), any white space.
 PART_ENDS = (
@@ -223,23 +229,66 @@ def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
     return list(zip(starts, starts[1:] + [len(text)], strict=True))
 
 
+def text_size(text: str, sizer: Optional[ChunkSizer]) -> int:
+    """The size of ``text`` in characters of prose: its length, or
+    ``CHARACTERS_PER_WORDPIECE`` per wordpiece that ``sizer`` counts where that is more
+    (its length without a sizer)."""
+    if sizer is None:
+        return len(text)
+    return max(len(text), CHARACTERS_PER_WORDPIECE * sizer.count(text))
+
+
+def document_parts(
+    text: str, characters: int, limit: int, size: Callable[[str], int]
+) -> List[Tuple[int, int, int]]:
+    """``(start, end, size)`` of consecutive parts of ``text`` that cover it, each of
+    at most ``characters`` characters and, unless it is one character, at most ``limit``
+    in ``size``: the parts of ``text_parts``, and a part over ``limit`` in ``size`` (text
+    dense in wordpieces, ``text_size``) cut again the same way, with a limit of
+    characters that would cut it into as many parts as it holds ``limit``s."""
+    out: List[Tuple[int, int, int]] = []
+    for a, b in text_parts(text, characters):
+        n = size(text[a:b])
+        if n <= limit or b - a <= 1:
+            out.append((a, b, n))
+        else:
+            pieces = -(-n // limit)  # at least 2, as n > limit: b - a > fewer >= 1
+            fewer = -(-(b - a) // pieces)
+            out += [(a + c, a + d, m) for c, d, m in document_parts(text[a:b], fewer, limit, size)]
+    return out
+
+
+def chunk_parts(
+    text: str, max_length: int, sizer: Optional[ChunkSizer]
+) -> List[Tuple[int, int, int]]:
+    """``(start, end, size)`` of the parts in which ``chunk`` reads ``text``
+    (``document_parts``): at most ``PART_CHARACTERS`` characters (``max_length``, spaCy's
+    ``nlp.max_length``, where that is less) and as much in ``text_size``."""
+    characters = min(PART_CHARACTERS, max_length)
+    return document_parts(text, characters, characters, lambda part: text_size(part, sizer))
+
+
 Context = TypeVar("Context")
 
 
 def text_batches(
-    items: Iterable[Tuple[str, Context]], batch_size: int, max_chars: int
+    items: Iterable[Tuple[str, Context]],
+    batch_size: int,
+    max_size: int,
+    size: Callable[[Tuple[str, Context]], int] = lambda item: len(item[0]),
 ) -> Iterator[List[Tuple[str, Context]]]:
     """Consecutive batches of ``(text, context)`` items, in order: at most ``batch_size``
-    items and, unless one item is longer by itself, ``max_chars`` characters each."""
+    items and, unless one item is larger by itself, ``max_size`` in ``size`` (the text's
+    characters by default) each."""
     batch: List[Tuple[str, Context]] = []
-    chars = 0
+    total = 0
     for item in items:
-        size = len(item[0])
-        if batch and (len(batch) >= batch_size or chars + size > max_chars):
+        n = size(item)
+        if batch and (len(batch) >= batch_size or total + n > max_size):
             yield batch
-            batch, chars = [], 0
+            batch, total = [], 0
         batch.append(item)
-        chars += size
+        total += n
     if batch:
         yield batch
 
@@ -255,12 +304,15 @@ def as_pairs(texts: Iterable[Item]) -> Iterator[Tuple[str, Dict[str, Any]]]:
 
 
 def pipe_pairs(
-    nlp: Language, pairs: Iterable[Tuple[str, Context]], batch_size: int
+    nlp: Language,
+    pairs: Iterable[Tuple[str, Context]],
+    batch_size: int,
+    size: Callable[[Tuple[str, Context]], int] = lambda item: len(item[0]),
 ) -> Iterator[Tuple[Doc, Context]]:
     """``(doc, context)`` for every ``(text, context)`` pair, through ``nlp.pipe``, in
     batches of ``text_batches`` (at most ``batch_size`` documents and
-    ``BATCH_CHARACTERS`` characters)."""
-    for batch in text_batches(pairs, batch_size, BATCH_CHARACTERS):
+    ``BATCH_CHARACTERS`` in ``size``, characters by default)."""
+    for batch in text_batches(pairs, batch_size, BATCH_CHARACTERS, size):
         yield from nlp.pipe(batch, batch_size=len(batch), as_tuples=True)
 
 
@@ -295,14 +347,17 @@ def pipe_records(
             yield with_meta(sentence_record(doc, key), meta)
         return
     sizer = chunk_sizer(nlp)
-    # a long document in parts (text_parts), each a Doc: (part, (number, offset, meta))
+    # a long document in parts (chunk_parts), each a Doc, in batches by their size:
+    # (part, (number, offset, meta, size))
     parts = (
-        (text[a:b], (number, a, meta))
+        (text[a:b], (number, a, meta, n))
         for number, (text, meta) in enumerate(as_pairs(texts), start=first)
-        for a, b in text_parts(text, min(PART_CHARACTERS, nlp.max_length))
+        for a, b, n in chunk_parts(text, nlp.max_length, sizer)
     )
     seen, n_chunks = -1, 0
-    for doc, (number, offset, meta) in pipe_pairs(nlp, parts, batch_size):
+    for doc, (number, offset, meta, _) in pipe_pairs(
+        nlp, parts, batch_size, lambda item: item[1][3]
+    ):
         if number != seen:
             seen, n_chunks = number, 0
         records = chunk_records(doc, number, key, sizer, offset=offset, first=n_chunks)
@@ -320,8 +375,9 @@ def chunks(
     what to carry along). The chunks of a document join to its text, and each holds at
     most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
     than that. A document of more than ``PART_CHARACTERS`` characters (or
-    ``nlp.max_length``, where that is less) is read in parts (``text_parts``), each a
-    Doc of its own. ``nlp`` needs an ``attn_segmenter`` with
+    ``nlp.max_length``, where that is less), or of as many wordpieces at
+    ``CHARACTERS_PER_WORDPIECE``, is read in parts (``chunk_parts``), each a Doc of
+    its own. ``nlp`` needs an ``attn_segmenter`` with
     topic segments (E016)."""
     if isinstance(texts, str):
         raise TypeError(Errors.E118)

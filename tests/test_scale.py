@@ -16,7 +16,7 @@ import subprocess
 import sys
 import termios
 from pathlib import Path
-from typing import Any, Dict, Iterator, List
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 import pytest
@@ -89,19 +89,33 @@ def test_partitions_cover_the_input_in_whole_batches(n: int, size: int, batch: i
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 30), max_size=25), st.integers(1, 6), st.integers(1, 40))
+@given(
+    st.lists(st.integers(0, 30), max_size=25),
+    st.integers(1, 6),
+    st.integers(1, 40),
+    st.sampled_from([None, 3]),
+)
 def test_text_batches_keep_the_order_within_both_limits(
-    sizes: List[int], batch: int, max_chars: int
+    sizes: List[int], batch: int, max_size: int, weight: Optional[int]
 ) -> None:
+    """Within ``batch`` items and ``max_size`` in size (characters by default; with a
+    ``size``, what it says), each batch full before the next."""
     items = [("x" * size, {"n": n}) for n, size in enumerate(sizes)]
-    batches = list(text_batches(iter(items), batch, max_chars))
+
+    def size(item: Tuple[str, Dict[str, int]]) -> int:
+        return len(item[0]) if weight is None else weight * len(item[0]) + item[1]["n"] % 2
+
+    if weight is None:
+        batches = list(text_batches(iter(items), batch, max_size))
+    else:
+        batches = list(text_batches(iter(items), batch, max_size, size))
     assert [item for part in batches for item in part] == items
     for part in batches:
-        chars = sum(len(text) for text, _ in part)
-        assert len(part) <= batch and (chars <= max_chars or len(part) == 1)
+        total = sum(size(item) for item in part)
+        assert len(part) <= batch and (total <= max_size or len(part) == 1)
     for a, b in zip(batches[:-1], batches[1:], strict=True):  # each full before the next
-        chars = sum(len(text) for text, _ in a)
-        assert len(a) == batch or chars + len(b[0][0]) > max_chars
+        total = sum(size(item) for item in a)
+        assert len(a) == batch or total + size(b[0]) > max_size
 
 
 def test_long_documents_run_in_batches_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:

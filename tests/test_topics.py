@@ -1233,6 +1233,76 @@ def test_text_parts_cover_the_text_and_end_where_they_may(text: str, limit: int)
         assert b == best[-1]
 
 
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["word", "Word.", " ", "\n\n", "字字", "a/a/"]), max_size=80).map(
+        "".join
+    ),
+    characters=st.integers(1, 60),
+    limit=st.integers(1, 80),
+)
+def test_document_parts_keep_each_part_within_its_size(
+    text: str, characters: int, limit: int
+) -> None:
+    """Parts cover the text in order, each of at most ``characters`` characters and, but
+    for a part of one character, at most ``limit`` in size, with its size; where no
+    character weighs more than one, they are ``text_parts``'s."""
+    from spacy_attnseg.records import document_parts, text_parts
+
+    def size(part: str) -> int:  # "字" as four, as a dense wordpiece per character
+        return len(part) + 3 * part.count("字")
+
+    parts = document_parts(text, characters, limit, size)
+    assert parts[0][0] == 0 and parts[-1][1] == len(text)
+    assert all(b == c for (_, b, _), (c, _, _) in zip(parts[:-1], parts[1:], strict=True))
+    assert all(n == size(text[a:b]) for a, b, n in parts)
+    assert all(b - a <= characters and (n <= limit or b - a == 1) for a, b, n in parts if text)
+    if "字" not in text and characters <= limit:
+        assert [(a, b) for a, b, _ in parts] == text_parts(text, characters)
+
+
+def test_text_dense_in_wordpieces_is_chunked_in_shorter_parts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A text of about one wordpiece per character (a URL, CJK) is read in parts of at
+    most ``PART_CHARACTERS / CHARACTERS_PER_WORDPIECE`` wordpieces, counted by the
+    model's tokenizer, so fewer characters than prose; its batches hold as many at
+    most; and its chunks still join to the text, each of at most ``max_tokens``."""
+    import spacy_attnseg
+    from spacy_attnseg import records
+
+    nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    prose = "\n\n".join(PIECES[:2])
+    dense = "http://example.com/" + "a/b" * 300 + " \u4e2d\u6587\u5b57" * 120
+    monkeypatch.setattr(records, "PART_CHARACTERS", 700)
+    monkeypatch.setattr(records, "BATCH_CHARACTERS", 700)
+    seen: List[List[str]] = []
+    pipe = nlp.pipe
+
+    def counted(items: Any, **kwargs: Any) -> Any:
+        if kwargs.get("as_tuples"):
+            seen.append([text for text, _ in items])
+        return pipe(items, **kwargs)
+
+    monkeypatch.setattr(nlp, "pipe", counted)
+    got = list(spacy_attnseg.chunks(nlp, [prose, dense]))
+    for number, text in enumerate([prose, dense]):
+        mine = [r for r in got if r["doc"] == number]
+        assert "".join(r["text"] for r in mine) == text
+        assert all(0 < r["n_tokens"] <= 64 for r in mine)
+    parts = [part for batch in seen for part in batch]
+    assert "".join(parts) == prose + dense
+    wordpieces = [len(tokenizer.tokenize(part)) for part in parts]
+    # the prose in parts by characters (it has fewer wordpieces than 700 / 4), the
+    # dense text in more and shorter parts, each of at most 700 / 4 wordpieces
+    assert all(len(part) <= 700 and 4 * n <= 700 for part, n in zip(parts, wordpieces, strict=True))
+    assert len(dense) < 2 * 700 and len(parts) - len(records.text_parts(prose, 700)) >= 4
+    for batch in seen:
+        sizes = [max(len(part), 4 * len(tokenizer.tokenize(part))) for part in batch]
+        assert len(batch) == 1 or sum(sizes) <= 700
+
+
 # texts the tokenizer reads as more wordpieces in pieces than in the pass (control
 # characters it drops join the letters around them; found by a property search)
 TOKENIZER_HOSTILE = [
