@@ -12,16 +12,19 @@ configuration alike). `memory`:
 peak RSS at growing numbers of documents, the documents cycled in whole batches, median of
 --repeats processes per configuration and size (see `memory`'s docstring). `long`: peak
 RSS of one document of 1,000, 10,000 and 100,000 tokens per configuration, beside a plain
-spacy-transformers pipeline. `scale`: docs/s in one process and on a local Dask cluster of
+spacy-transformers pipeline. `dense`: peak RSS and time of `chunk` over 200,000
+characters of prose and of text dense in wordpieces, parts sized by wordpieces and by
+characters alone. `scale`: docs/s in one process and on a local Dask cluster of
 1 and 2 workers. The machine's load average is recorded before and after.
 
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
     python scripts/benchmark.py long metrics/benchmark_long
+    python scripts/benchmark.py dense metrics/benchmark_dense
     python scripts/benchmark.py scale metrics/benchmark_scale
 
 Each measured configuration runs in a child process, ``python -m paper.benchmark
-one|interleaved|one-long|one-scale ...`` (``worker``), which prints one JSON line.
+one|interleaved|one-long|one-dense|one-scale ...`` (``worker``), which prints one JSON line.
 """
 
 import argparse
@@ -564,6 +567,109 @@ def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
     _write({"machine": machine, "results": results, "growth": growth}, output, table)
 
 
+# The texts of the `dense` benchmark, each cut to --characters: English prose and three
+# kinds of text of one or two characters per wordpiece
+DENSE_KINDS = ("prose", "url", "cjk", "numbers")
+
+
+def dense_text(kind: str, n_chars: int) -> str:
+    """``n_chars`` characters of one kind of text: ``prose`` (UD EWT test documents joined
+    by blank lines), ``url`` (one URL of ``"a/"`` repeated), ``cjk`` (Chinese without
+    spaces) or ``numbers`` (integers joined by spaces)."""
+    if kind == "prose":
+        text = long_text(n_chars // 3)
+    elif kind == "url":
+        text = "see https://e.com/" + "a/" * n_chars
+    elif kind == "cjk":
+        text = "\u4e2d\u6587\u5b57\u7b26" * (n_chars // 4 + 1)
+    elif kind == "numbers":
+        text = " ".join(str(i * 7919) for i in range(n_chars // 4))
+    else:
+        raise ValueError(f"kind {kind!r}: one of {', '.join(DENSE_KINDS)}")
+    return text[:n_chars]
+
+
+def run_one_dense(kind: str, n_chars: int, threads: int, per_wordpiece: int) -> None:
+    """``spacy_attnseg.chunks`` (``max_tokens`` 128) over one text of ``kind`` with
+    ``records.CHARACTERS_PER_WORDPIECE`` set to ``per_wordpiece`` (0: parts by characters
+    alone); prints a JSON line (subprocess)."""
+    import torch
+
+    from spacy_attnseg import load_pipeline, records
+
+    torch.set_num_threads(threads)
+    records.CHARACTERS_PER_WORDPIECE = per_wordpiece
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 128})
+    sizer = records.chunk_sizer(nlp)
+    assert sizer is not None
+    text = dense_text(kind, n_chars)
+    parts = records.chunk_parts(text, nlp.max_length, sizer)
+    nlp("Warm up. This is a short document.")
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    chunks = list(records.chunks(nlp, [text]))
+    seconds = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert "".join(chunk["text"] for chunk in chunks) == text
+    print(
+        json.dumps(
+            {
+                "kind": kind,
+                "characters": len(text),
+                "wordpieces": sizer.count(text),
+                "characters_per_wordpiece": per_wordpiece,
+                "parts": len(parts),
+                "most_part_wordpieces": max(sizer.count(text[a:b]) for a, b, _ in parts),
+                "chunks": len(chunks),
+                "seconds": seconds,
+                "peak_rss_mb": rss / 1024,
+                "peak_rss_before_mb": rss_before / 1024,
+            }
+        )
+    )
+
+
+def dense(output: Path, kinds: str, n_chars: int, threads: int) -> None:
+    """Peak RSS and time of ``chunk`` over one document of each kind of text, with parts
+    sized by their wordpieces (``records.CHARACTERS_PER_WORDPIECE``) and by characters
+    alone, each in its own process: a part's memory grows with its wordpieces, so text
+    of about one wordpiece per character must be read in shorter parts."""
+    from spacy_attnseg import records
+
+    machine = _machine(threads)
+    chosen = [k.strip() for k in kinds.split(",") if k.strip()]
+    settings = (records.CHARACTERS_PER_WORDPIECE, 0)
+    results: Dict[str, Dict[int, Dict[str, Any]]] = {kind: {} for kind in chosen}
+    for kind in chosen:
+        for per in settings:
+            command = [*WORKER, "one-dense", kind, str(n_chars), str(threads), str(per)]
+            result = _child(command, _env(threads))
+            results[kind][per] = result
+            print(json.dumps(result), flush=True)
+    machine["loadavg_after"] = os.getloadavg()
+    table = [
+        f"`chunk` (`max_tokens` 128) over one document of {n_chars:,} characters of each "
+        f"kind, each run in its own process, torch threads {threads}, load average before "
+        f"{machine['loadavg_before'][0]:.2f}, after {machine['loadavg_after'][0]:.2f}. "
+        f"Parts sized by wordpieces: a part counts as {settings[0]} characters per "
+        "wordpiece where that is more than its length (`records.text_size`), at most "
+        f"{records.PART_CHARACTERS:,}; by characters: its length alone.",
+        "",
+        "| text | wordpieces | by wordpieces: parts (most wordpieces) | MB | seconds "
+        "| by characters: parts (most wordpieces) | MB | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in chosen:
+        cells = [
+            f"{r['parts']} ({r['most_part_wordpieces']:,}) | {r['peak_rss_mb']:.0f} | "
+            f"{r['seconds']:.0f}"
+            for r in (results[kind][per] for per in settings)
+        ]
+        wordpieces = results[kind][settings[0]]["wordpieces"]
+        table.append(f"| {kind} | {wordpieces:,} | {' | '.join(cells)} |")
+    _write({"machine": machine, "results": results}, output, table)
+
+
 def run_one_scale(engine: str, workers: int, n_docs: int, partition: int) -> None:
     """One engine run of the default pipeline to DocBin bytes; prints a JSON line."""
     from spacy_attnseg.scale import Job, run
@@ -792,8 +898,8 @@ def memory(
 def worker(argv: Any = None) -> None:
     """The child processes' entry: ``one MODE N_DOCS THREADS [--align] [--pipeline P]
     [--senter S]``, ``interleaved MODE,MODE,... N_DOCS THREADS [--rounds R]
-    [--pipeline P] [--senter S]``, ``one-long MODE N_TOKENS THREADS``, ``one-scale ENGINE
-    WORKERS N_DOCS PARTITION``."""
+    [--pipeline P] [--senter S]``, ``one-long MODE N_TOKENS THREADS``, ``one-dense KIND
+    N_CHARS THREADS PER_WORDPIECE``, ``one-scale ENGINE WORKERS N_DOCS PARTITION``."""
     parser = argparse.ArgumentParser(prog="python -m paper.benchmark")
     commands = parser.add_subparsers(dest="command", required=True)
     one = commands.add_parser("one")
@@ -814,6 +920,11 @@ def worker(argv: Any = None) -> None:
     one_long.add_argument("mode")
     one_long.add_argument("n_tokens", type=int)
     one_long.add_argument("threads", type=int)
+    one_dense = commands.add_parser("one-dense")
+    one_dense.add_argument("kind")
+    one_dense.add_argument("n_chars", type=int)
+    one_dense.add_argument("threads", type=int)
+    one_dense.add_argument("per_wordpiece", type=int)
     one_scale = commands.add_parser("one-scale")
     one_scale.add_argument("engine")
     one_scale.add_argument("workers", type=int)
@@ -840,6 +951,8 @@ def worker(argv: Any = None) -> None:
         )
     elif args.command == "one-long":
         run_one_long(args.mode, args.n_tokens, args.threads)
+    elif args.command == "one-dense":
+        run_one_dense(args.kind, args.n_chars, args.threads, args.per_wordpiece)
     else:
         run_one_scale(args.engine, args.workers, args.n_docs, args.partition)
 

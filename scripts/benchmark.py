@@ -4,6 +4,7 @@
     python scripts/benchmark.py speed metrics/benchmark_speed
     python scripts/benchmark.py memory metrics/benchmark_memory
     python scripts/benchmark.py long metrics/benchmark_long
+    python scripts/benchmark.py dense metrics/benchmark_dense
     python scripts/benchmark.py scale metrics/benchmark_scale
     python scripts/benchmark.py layout metrics/benchmark_layout
 """
@@ -86,6 +87,20 @@ def long(
 ) -> None:
     """Peak RSS and time of one document of each length through each configuration."""
     benchmark.long(output, modes, sizes, threads)
+
+
+@app.command("dense")
+def dense(
+    output: Path = OUTPUT,
+    kinds: str = typer.Option(
+        ",".join(benchmark.DENSE_KINDS), help="Comma-separated kinds of text."
+    ),
+    characters: int = typer.Option(200_000, help="Characters of each document."),
+    threads: int = THREADS,
+) -> None:
+    """Peak RSS and time of chunk over one document of each kind of text, with parts sized
+    by wordpieces and by characters alone."""
+    benchmark.dense(output, kinds, characters, threads)
 
 
 @app.command("layout")

@@ -156,3 +156,26 @@ def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
     assert row["n_paragraphs"] == len([x for x in text.split("\n") if x.startswith("    ")])
     report = out.with_suffix(".md").read_text()
     assert all(f"| {name} | " in report for name in benchmark.LAYOUTS)
+
+
+def test_dense_worker_chunks_each_kind_of_text(capsys: Any, monkeypatch: Any) -> None:
+    """``one-dense`` chunks one text of the kind and length asked for, and counts its
+    wordpieces and parts as the model's tokenizer and ``records.chunk_parts`` do."""
+    from spacy_attnseg import load_pipeline, records
+
+    # the worker sets the rule's constant for its process: here, this test's only
+    monkeypatch.setattr(records, "CHARACTERS_PER_WORDPIECE", records.CHARACTERS_PER_WORDPIECE)
+
+    tokenizer = load_pipeline().get_pipe("transformer").model.tokenizer
+    for kind in benchmark.DENSE_KINDS:
+        text = benchmark.dense_text(kind, 1500)
+        assert len(text) == 1500
+        per_character = len(tokenizer.tokenize(text)) / len(text)
+        assert per_character < 0.4 if kind == "prose" else per_character >= 0.4
+    benchmark.worker(["one-dense", "cjk", "1500", "1", "4"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["kind"] == "cjk" and result["characters"] == 1500
+    assert result["wordpieces"] == len(tokenizer.tokenize(benchmark.dense_text("cjk", 1500)))
+    # 1,500 characters are one part; each chunk holds at most 128 of the wordpieces
+    assert result["parts"] == 1 and result["most_part_wordpieces"] == result["wordpieces"]
+    assert result["chunks"] >= result["wordpieces"] / 128
