@@ -592,14 +592,16 @@ def dense_text(kind: str, n_chars: int) -> str:
 def run_one_dense(kind: str, n_chars: int, threads: int, per_wordpiece: int) -> None:
     """``spacy_attnseg.chunks`` (``max_tokens`` 128) over one text of ``kind`` with
     ``records.CHARACTERS_PER_WORDPIECE`` set to ``per_wordpiece`` (0: parts by characters
-    alone); prints a JSON line (subprocess)."""
+    alone); prints a JSON line (subprocess). Asserts that the chunks join to the text and that
+    each holds at most ``max_tokens`` wordpieces."""
     import torch
 
     from spacy_attnseg import load_pipeline, records
 
     torch.set_num_threads(threads)
     records.CHARACTERS_PER_WORDPIECE = per_wordpiece
-    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 128})
+    max_tokens = 128
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": max_tokens})
     sizer = records.chunk_sizer(nlp)
     assert sizer is not None
     text = dense_text(kind, n_chars)
@@ -611,6 +613,7 @@ def run_one_dense(kind: str, n_chars: int, threads: int, per_wordpiece: int) -> 
     seconds = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert "".join(chunk["text"] for chunk in chunks) == text
+    assert all(chunk["n_tokens"] <= max_tokens for chunk in chunks)
     print(
         json.dumps(
             {

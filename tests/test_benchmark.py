@@ -176,8 +176,8 @@ def test_dense_worker_chunks_each_kind_of_text(capsys: Any, monkeypatch: Any) ->
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["kind"] == "cjk" and result["characters"] == 1500
     assert result["wordpieces"] == len(tokenizer.tokenize(benchmark.dense_text("cjk", 1500)))
-    # 1,500 characters are one part; chunks of at most 128 wordpieces (checked chunk by
-    # chunk in test_topics.py) are at least as many as that many wordpieces need, and
-    # the worker itself asserts that they join to the text
+    # 1,500 characters are one part; the worker asserts that its chunks join to the text
+    # and that each holds at most 128 wordpieces, so they are at least as many as that
+    # many wordpieces need
     assert result["parts"] == 1 and result["most_part_wordpieces"] == result["wordpieces"]
     assert result["chunks"] >= result["wordpieces"] / 128
