@@ -1041,17 +1041,19 @@ def placed_starts(
 def line_rules(
     doc: Doc, starts: numpy.ndarray, classes: TokenClasses, *, paragraph_breaks: bool
 ) -> numpy.ndarray:
-    """The rules that come after the starts are placed (``placed_starts``): with
-    ``paragraph_breaks``, in a text with one sentence per line the first token after
-    every line break starts one (``lines_end_sentences``) and so does every line that
-    opens a list item (``list_lines_start_sentences``); a list marker (``"2."``) is not
-    a sentence by itself (``join_list_markers``); with ``paragraph_breaks``, a code
-    block, a heading or a table is one sentence (``blocks_hold_one``); a quoted line's
-    ``"> "`` stays with its text (``quotes_open_lines``), and so do the markup tags that
-    open a line (``tags_open_lines``); no sentence starts inside a long run of
-    characters without white space (``runs_hold_no_start``). Some of these read the
-    starts they are given, so they run once, on all of them (``layout_starts``,
-    ``decide_starts``)."""
+    """The rules that come after the starts are placed (``placed_starts``): no sentence
+    starts on a number after the abbreviation that numbers it
+    (``numbers_keep_their_abbreviation``: ``"No. 1"``); with ``paragraph_breaks``, in a
+    text with one sentence per line the first token after every line break starts one
+    (``lines_end_sentences``) and so does every line that opens a list item
+    (``list_lines_start_sentences``); a list marker (``"2."``) is not a sentence by
+    itself (``join_list_markers``); with ``paragraph_breaks``, a code block, a heading
+    or a table is one sentence (``blocks_hold_one``); a quoted line's ``"> "`` stays
+    with its text (``quotes_open_lines``), and so do the markup tags that open a line
+    (``tags_open_lines``); no sentence starts inside a long run of characters without
+    white space (``runs_hold_no_start``). Some of these read the starts they are given,
+    so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
+    starts = numbers_keep_their_abbreviation(doc, starts)
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
@@ -1461,12 +1463,56 @@ def join_list_markers(
 PUNCTUATED_SHARE = 0.75
 
 
+# Abbreviations that number what follows them ("World No. 1", "Vol. 2", "Fig. 3",
+# "pp. 45", "c. 1500"), read in any case; the short ones that may be a word or an
+# initial in capitals ("P.", "C.") in lower case only.
+NUMBERING_ABBREVIATIONS = frozenset(
+    ["no", "nos", "vol", "vols", "fig", "figs", "eq", "eqs", "op", "art", "sec", "ch"]
+    + ["chap", "pt", "nr", "tab", "ref", "supp"]
+)
+NUMBERING_LOWER = frozenset(["p", "pp", "c", "ca"])
+NUMBERING = re.compile(r"(?<![^\W\d_])([^\W\d_]{1,5})\. (?=\d)")
+
+
+def numbering_stops(doc: Doc) -> numpy.ndarray:
+    """For every token, whether it holds the full stop of an abbreviation that numbers
+    what follows it (``NUMBERING_ABBREVIATIONS``, ``NUMBERING_LOWER``) after one space
+    on the same line: the ``"."`` of ``"No. 1"``, the ``"c."`` of ``"c. 1500"``. Such a
+    stop ends no sentence."""
+    out = numpy.zeros(len(doc), dtype=bool)
+    text = doc.text
+    if ". " not in text:
+        return out
+    idx = doc.to_array(IDX)
+    for found in NUMBERING.finditer(text):
+        word = found.group(1)
+        if word.lower() not in NUMBERING_ABBREVIATIONS and word not in NUMBERING_LOWER:
+            continue
+        stop = int(numpy.searchsorted(idx, found.end() - 2, side="right")) - 1
+        if stop + 1 < len(doc) and idx[stop + 1] == found.end():
+            out[stop] = True
+    return out
+
+
+def numbers_keep_their_abbreviation(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) without those on the token
+    after a ``numbering_stops`` stop: ``"former World No. | 1, who was"`` is one
+    sentence. (So is a reply ``"No."`` before a sentence that opens with a digit,
+    ``"No. 5 more days."``: rarer in edited text than a numbered reference.) Returns a
+    new array of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    if len(out) > 1:
+        out[1:][numbering_stops(doc)[:-1]] = 0
+    return out
+
+
 def follows_final(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, whether sentence-final punctuation is among the tokens that
     continue the sentence before it (the run of whitespace, final punctuation and
-    closing brackets or quotes right before the token)."""
+    closing brackets or quotes right before the token); an abbreviation's stop
+    (``numbering_stops``) is none."""
     classes = classes or token_classes(doc)
-    final = sentence_final(doc).tolist()
+    final = (sentence_final(doc) & ~numbering_stops(doc)).tolist()
     continues = classes.continues.tolist()
     out = numpy.zeros(len(doc), dtype=bool)
     seen = False

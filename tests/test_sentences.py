@@ -1645,6 +1645,28 @@ def test_a_start_on_a_reference_marker_moves_past_it() -> None:
     assert numpy.flatnonzero(starts).tolist() == [0, 5]
 
 
+@pytest.mark.parametrize(
+    "text,first_words",
+    [
+        # a number after the abbreviation that numbers it continues the sentence
+        ("He was former World No. 1, who won. He left.", ["He", "He"]),
+        ("See Vol. 2 and Fig. 3, pp. 45. It is short.", ["See", "It"]),
+        ("It dates from c. 1500 or ca. 1050 BC. Then it fell.", ["It", "Then"]),
+        ("He was ranked world no. 91. He won. Nos. 11 and 20 flew.", ["He", "He", "Nos"]),
+        # a line break between them, another word, a capital initial: the start stays
+        ("The list ends with No.\n2 opens the next one.", ["The", "2"]),
+        ("It was built in 1999. 2000 came next.", ["It", "2000"]),
+        ("It was written by John P. 5 copies were sold.", ["It", "5"]),
+    ],
+)
+def test_a_number_keeps_its_abbreviation(text: str, first_words: Any) -> None:
+    doc = EN(text)
+    # a start proposed after every full stop, as the model may put them
+    proposed = numpy.array([i == 0 or doc[i - 1].text.endswith(".") for i in range(len(doc))])
+    found = layout_starts(doc, proposed.astype("int32"), paragraph_breaks=False)
+    assert [doc[i].text.strip() for i in numpy.flatnonzero(found)] == first_words
+
+
 LAYOUT_TEXTS = [
     TEXT,
     'Opening hours\n\nThe museum opens at nine. It closes at five.\n\n(Prices) "Free."',
