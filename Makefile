@@ -28,7 +28,7 @@ mpnet: install
 	$(BIN)/python -m spacy_attnseg fetch-model all-mpnet-base-v2
 
 demo: install
-	$(BIN)/python -m spacy_attnseg segment data/sample.txt
+	$(BIN)/python -m spacy_attnseg segment data/wikipedia/three_leads.txt
 
 # The paper's analyses, the evaluations and their figures (project.yml, workflow `all`).
 reproduce: install

@@ -25,7 +25,7 @@ from typing import (
 import typer
 
 from .errors import Errors, Warnings
-from .records import Item, pipe_docs, segments_key, with_meta
+from .records import Item, pipe_docs, segments_key, text_lines, with_meta
 from .tokenizer import SURROGATE
 
 app = typer.Typer(
@@ -365,7 +365,10 @@ def segment_cli(
     ),
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option(
-        "text", "--format", "-f", help="text: one sentence a line; jsonl: JSON lines."
+        "text",
+        "--format",
+        "-f",
+        help="text: one sentence a line, an empty line between topic segments; jsonl: JSON lines.",
     ),
     output: Optional[Path] = typer.Option(
         None,
@@ -386,16 +389,17 @@ def segment_cli(
     segments.
 
     With --format text the whole input is one document and each sentence is printed on
-    its own line. With --format jsonl each input line is a JSON object with a "text"
-    field (or the input is one JSON array of such objects or of strings); each output
-    line is {"text", "sents", "segments"}, lists of {"start", "end", "score"} with
-    character offsets into that text: how sure the sentence ends there (P(S) of the
-    start that follows it) and the score of the segment's boundary, and "meta", the
-    line's other fields, where it has any. With --output the Docs are saved as DocBin
-    (sentences, doc.spans with their scores, doc._.head_pairs), readable by spaCy's
-    DocBin().from_disk. A document longer than the pipeline's nlp.max_length
-    (1,000,000 characters) stops with E127: chunk reads one in parts. --engine dask
-    runs the partitions on a Dask cluster, with the same results.
+    its own line, an empty line between topic segments. With --format jsonl each input
+    line is a JSON object with a "text" field (or the input is one JSON array of such
+    objects or of strings); each output line is {"text", "sents", "segments"}, lists of
+    {"start", "end", "score"} with character offsets into that text: how sure the
+    sentence ends there (P(S) of the start that follows it) and the score of the
+    segment's boundary, and "meta", the line's other fields, where it has any. With
+    --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
+    doc._.head_pairs), readable by spaCy's DocBin().from_disk. A document longer than
+    the pipeline's nlp.max_length (1,000,000 characters) stops with E127: chunk reads
+    one in parts. --engine dask runs the partitions on a Dask cluster, with the same
+    results.
     """
     from .scale import Job, job_pipeline
 
@@ -423,11 +427,10 @@ def segment_cli(
                 typer.echo(Warnings.W004.format(path=handle.name), err=True)
             use_gpu(gpu_id)
             # (pipe_docs: a text past nlp.max_length stops with E127)
-            doc, _ = next(pipe_docs(load_pipeline(model), [text], 1))
-            for sent in doc.sents:
-                line = " ".join(sent.text.split())
-                if line:
-                    typer.echo(line)
+            nlp = load_pipeline(model)
+            doc, _ = next(pipe_docs(nlp, [text], 1))
+            for line in text_lines(doc, segments_key(nlp)):
+                typer.echo(line)
             return
         kind = "sentences" if output is None else "docbin"
         job = Job(

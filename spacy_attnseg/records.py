@@ -9,6 +9,7 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 import re
 from collections import deque
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 from spacy.language import Language
@@ -53,6 +54,26 @@ def sentence_record(doc: Doc, key: str) -> Dict[str, Any]:
             for span, score in zip(group, group.attrs.get("scores", []), strict=True)
         ]
     return record
+
+
+def text_lines(doc: Doc, key: str) -> Iterator[str]:
+    """``doc`` as ``segment --format text`` prints it: each sentence on a line of its
+    own (its whitespace runs made one space; a sentence of whitespace alone left out)
+    and, with ``key``, an empty line between topic segments (a segment that starts
+    inside a sentence splits that sentence's line there)."""
+    group = doc.spans.get(key) if key else None
+    segment_starts = {span.start for span in group} if group is not None else set()
+    cuts = sorted({sent.start for sent in doc.sents} | segment_starts | {len(doc)})
+    printed = between = False
+    for start, end in pairwise(cuts):
+        between = between or (printed and start in segment_starts)
+        line = " ".join(doc[start:end].text.split())
+        if not line:
+            continue
+        if between:
+            yield ""
+        printed, between = True, False
+        yield line
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import pytest
-from conftest import SAMPLE_TXT, run_cli
+from conftest import REPO, SAMPLE_TXT, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from spacy.tokens import Doc, Span
+from spacy.vocab import Vocab
+
+from spacy_attnseg.records import text_lines
 
 
 def squash(text: str) -> str:
@@ -34,6 +40,55 @@ def test_segment_text_file(model: Optional[str], default_nlp: Any, minilm_nlp: A
     assert len(lines) >= 4
     assert lines == expected
     assert squash(" ".join(lines)) == squash(text)
+
+
+def test_segment_text_file_topic_segments(default_nlp: Any) -> None:
+    """Three articles' leads run together (no paragraph breaks) print as three groups of
+    sentence lines, an empty line between them: the topic segments of the same pipeline
+    in Python, each starting where an article's lead starts."""
+    path = "data/wikipedia/three_leads.txt"
+    result = run_cli(["segment", path])
+    assert result.returncode == 0, result.stderr[-3000:]
+    groups = [group.splitlines() for group in result.stdout.rstrip("\n").split("\n\n")]
+    doc = default_nlp((REPO / path).read_text(encoding="utf8"))
+    assert groups == [
+        [squash(sent.text) for sent in span.sents] for span in doc.spans["attn_segments"]
+    ]
+    openings = [group[0].split(" ")[:2] for group in groups]
+    assert openings == [["Alchemy", "is"], ["Andre", "Kirk"], ["Animal", "Farm"]]
+    # the leads' own sentences (Agassi's first one holds "World No. 1, who was")
+    assert [len(group) for group in groups] == [5, 4, 5]
+
+
+# a Doc's tokens: words and runs of whitespace (which spaCy keeps as tokens of their own)
+TOKENS = st.sampled_from(["river", "mill", ".", "\n\n", "  ", "\t"])
+WORDS = st.lists(TOKENS, min_size=1, max_size=30)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(words=WORDS, data=st.data())
+def test_text_lines_hold_each_segment(words: List[str], data: Any) -> None:
+    """``segment --format text`` prints each topic segment that holds text as its own
+    group of lines (the segment's text, whitespace runs made one space), the groups
+    apart by one empty line, each line within one sentence, nothing before or after:
+    also where a segment starts inside a sentence or on whitespace. Without a spans key,
+    one line a sentence."""
+    doc = Doc(Vocab(), words=words, spaces=[False] * len(words))
+    positions = st.lists(st.integers(1, len(doc) - 1), unique=True) if len(doc) > 1 else st.just([])
+    sent_starts = set(data.draw(positions))
+    for token in doc:
+        token.is_sent_start = token.i == 0 or token.i in sent_starts
+    cuts = [0, *sorted(data.draw(positions)), len(doc)]
+    doc.spans["topics"] = [Span(doc, a, b) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    lines = list(text_lines(doc, "topics"))
+    groups = [group.split("\n") for group in "\n".join(lines).split("\n\n")] if lines else []
+    # tokens here join without spaces: compare the text without its whitespace
+    expected = ["".join(span.text.split()) for span in doc.spans["topics"] if span.text.strip()]
+    assert ["".join(group).replace(" ", "") for group in groups] == expected
+    assert all(line and line == squash(line) for group in groups for line in group)
+    sentences = [squash(sent.text) for sent in doc.sents]
+    assert all(any(line in sent for sent in sentences) for group in groups for line in group)
+    assert list(text_lines(doc, "")) == [line for line in sentences if line]
 
 
 DEV = "data/UD_English-EWT/en_ewt-ud-dev.conllu"
