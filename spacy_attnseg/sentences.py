@@ -1471,48 +1471,52 @@ NUMBERING_ABBREVIATIONS = frozenset(
     + ["chap", "pt", "nr", "tab", "ref", "supp"]
 )
 NUMBERING_LOWER = frozenset(["p", "pp", "c", "ca"])
-NUMBERING = re.compile(r"(?<![^\W\d_])([^\W\d_]{1,5})\. (?=\d)")
+NUMBERING = re.compile(r"(?<![^\W\d_])([^\W\d_]{1,5})\.[ \u00a0\u2009\u202f](?=\d)")
 
 
-def numbering_stops(doc: Doc) -> numpy.ndarray:
-    """For every token, whether it holds the full stop of an abbreviation that numbers
-    what follows it (``NUMBERING_ABBREVIATIONS``, ``NUMBERING_LOWER``) after one space
-    on the same line: the ``"."`` of ``"No. 1"``, the ``"c."`` of ``"c. 1500"``. Such a
-    stop ends no sentence."""
-    out = numpy.zeros(len(doc), dtype=bool)
+def numbered_references(doc: Doc) -> List[Tuple[int, int]]:
+    """``(stop, number)`` token pairs of ``doc``: the token that holds the full stop of
+    an abbreviation that numbers what follows it (``NUMBERING_ABBREVIATIONS``,
+    ``NUMBERING_LOWER``) and the number's first token, one space apart on the same line
+    (a space, a no-break or a thin space): the ``"."`` and ``"1"`` of ``"No. 1"``, the
+    ``"c."`` and ``"1500"`` of ``"c. 1500"``."""
     text = doc.text
-    if ". " not in text:
-        return out
+    if "." not in text:
+        return []
+    found_pairs: List[Tuple[int, int]] = []
     idx = doc.to_array(IDX)
     for found in NUMBERING.finditer(text):
         word = found.group(1)
         if word.lower() not in NUMBERING_ABBREVIATIONS and word not in NUMBERING_LOWER:
             continue
         stop = int(numpy.searchsorted(idx, found.end() - 2, side="right")) - 1
-        if stop + 1 < len(doc) and idx[stop + 1] == found.end():
-            out[stop] = True
-    return out
+        number = int(numpy.searchsorted(idx, found.end()))
+        if number < len(doc) and idx[number] == found.end():
+            found_pairs.append((stop, number))
+    return found_pairs
 
 
 def numbers_keep_their_abbreviation(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
-    """``starts`` (one value per token, nonzero = start) without those on the token
-    after a ``numbering_stops`` stop: ``"former World No. | 1, who was"`` is one
-    sentence. (So is a reply ``"No."`` before a sentence that opens with a digit,
-    ``"No. 5 more days."``: rarer in edited text than a numbered reference.) Returns a
-    new array of ``starts``' dtype."""
+    """``starts`` (one value per token, nonzero = start) without those on the number of
+    a ``numbered_references`` pair: ``"former World No. | 1, who was"`` is one sentence.
+    (So is a reply ``"No."`` before a sentence that opens with a digit, ``"No. 5 more
+    days."``: rarer in edited text than a numbered reference.) Returns a new array of
+    ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    if len(out) > 1:
-        out[1:][numbering_stops(doc)[:-1]] = 0
+    for _, number in numbered_references(doc):
+        out[number] = 0
     return out
 
 
 def follows_final(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, whether sentence-final punctuation is among the tokens that
     continue the sentence before it (the run of whitespace, final punctuation and
-    closing brackets or quotes right before the token); an abbreviation's stop
-    (``numbering_stops``) is none."""
+    closing brackets or quotes right before the token); the stop of an abbreviation
+    that numbers what follows it (``numbered_references``) is none."""
     classes = classes or token_classes(doc)
-    final = (sentence_final(doc) & ~numbering_stops(doc)).tolist()
+    marks = sentence_final(doc)
+    marks[[stop for stop, _ in numbered_references(doc)]] = False
+    final = marks.tolist()
     continues = classes.continues.tolist()
     out = numpy.zeros(len(doc), dtype=bool)
     seen = False

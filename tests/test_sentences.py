@@ -1650,6 +1650,7 @@ def test_a_start_on_a_reference_marker_moves_past_it() -> None:
     [
         # a number after the abbreviation that numbers it continues the sentence
         ("He was former World No. 1, who won. He left.", ["He", "He"]),
+        ("He was former World No.\u00a01, who won. He left.", ["He", "He"]),
         ("See Vol. 2 and Fig. 3, pp. 45. It is short.", ["See", "It"]),
         ("It dates from c. 1500 or ca. 1050 BC. Then it fell.", ["It", "Then"]),
         ("He was ranked world no. 91. He won. Nos. 11 and 20 flew.", ["He", "He", "Nos"]),
