@@ -141,7 +141,11 @@ class TokenClasses:
       *word*: b"``; not after final punctuation, as in ``"*Stop.* Go"``): it
       ``continues``, and a start the model puts on it is dropped rather than moved on
       (``placed_starts``). One that opens the word after it (whitespace or the start of
-      the Doc before it) ``opens``.
+      the Doc before it) ``opens``;
+    * ``numbering``: the full stop of an abbreviation that numbers what follows it
+      (``numbered_references``: the ``"."`` of ``"No. 1"``), which ends no sentence;
+    * ``numbered``: that number's first token (the ``"1"``), on which no sentence
+      starts.
     """
 
     continues: numpy.ndarray
@@ -150,6 +154,8 @@ class TokenClasses:
     space: numpy.ndarray
     terminal: numpy.ndarray
     closes: numpy.ndarray
+    numbering: numpy.ndarray
+    numbered: numpy.ndarray
 
 
 _CLASS_ATTRS = [ORTH, IS_SPACE, IS_LEFT_PUNCT, IS_RIGHT_PUNCT, IS_QUOTE, SPACY]
@@ -228,7 +234,7 @@ def token_classes(doc: Doc) -> TokenClasses:
     n = len(doc)
     if n == 0:
         empty = numpy.zeros(0, dtype=bool)
-        return TokenClasses(empty, empty, empty, empty, empty, empty)
+        return TokenClasses(empty, empty, empty, empty, empty, empty, empty, empty)
     values = doc.to_array(_CLASS_ATTRS).reshape((n, len(_CLASS_ATTRS)))
     final = numpy.isin(values[:, 0], _FINAL_IDS)
     space, left, right, quote = (values[:, k].astype(bool) for k in range(1, 5))
@@ -264,7 +270,11 @@ def token_classes(doc: Doc) -> TokenClasses:
             continues[a:b], opens[a:b] = False, True
     blank = paragraph_break_tokens(doc, space)
     terminal = numpy.isin(values[:, 0], _TERMINAL_IDS)
-    return TokenClasses(continues, opens, blank, space, terminal, closes)
+    numbering = numpy.zeros(n, dtype=bool)
+    numbered = numpy.zeros(n, dtype=bool)
+    for stop, number in numbered_references(doc):
+        numbering[stop] = numbered[number] = True
+    return TokenClasses(continues, opens, blank, space, terminal, closes, numbering, numbered)
 
 
 def emphasis_runs(orths: numpy.ndarray, joined: numpy.ndarray) -> List[Tuple[int, int]]:
@@ -1043,17 +1053,19 @@ def line_rules(
 ) -> numpy.ndarray:
     """The rules that come after the starts are placed (``placed_starts``): no sentence
     starts on a number after the abbreviation that numbers it
-    (``numbers_keep_their_abbreviation``: ``"No. 1"``); with ``paragraph_breaks``, in a
-    text with one sentence per line the first token after every line break starts one
-    (``lines_end_sentences``) and so does every line that opens a list item
-    (``list_lines_start_sentences``); a list marker (``"2."``) is not a sentence by
-    itself (``join_list_markers``); with ``paragraph_breaks``, a code block, a heading
-    or a table is one sentence (``blocks_hold_one``); a quoted line's ``"> "`` stays
-    with its text (``quotes_open_lines``), and so do the markup tags that open a line
+    (``TokenClasses.numbered``: ``"former World No. | 1, who was"``; so a reply
+    ``"No."`` before a sentence that opens with a digit joins it, rarer in edited text
+    than a numbered reference); with ``paragraph_breaks``, in a text with one sentence
+    per line the first token after every line break starts one (``lines_end_sentences``)
+    and so does every line that opens a list item (``list_lines_start_sentences``); a
+    list marker (``"2."``) is not a sentence by itself (``join_list_markers``); with
+    ``paragraph_breaks``, a code block, a heading or a table is one sentence
+    (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
+    (``quotes_open_lines``), and so do the markup tags that open a line
     (``tags_open_lines``); no sentence starts inside a long run of characters without
     white space (``runs_hold_no_start``). Some of these read the starts they are given,
     so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
-    starts = numbers_keep_their_abbreviation(doc, starts)
+    starts = numpy.where(classes.numbered, 0, starts).astype(starts.dtype)
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
@@ -1496,27 +1508,13 @@ def numbered_references(doc: Doc) -> List[Tuple[int, int]]:
     return found_pairs
 
 
-def numbers_keep_their_abbreviation(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
-    """``starts`` (one value per token, nonzero = start) without those on the number of
-    a ``numbered_references`` pair: ``"former World No. | 1, who was"`` is one sentence.
-    (So is a reply ``"No."`` before a sentence that opens with a digit, ``"No. 5 more
-    days."``: rarer in edited text than a numbered reference.) Returns a new array of
-    ``starts``' dtype."""
-    out = numpy.array(starts, copy=True)
-    for _, number in numbered_references(doc):
-        out[number] = 0
-    return out
-
-
 def follows_final(doc: Doc, classes: Optional[TokenClasses] = None) -> numpy.ndarray:
     """For every token, whether sentence-final punctuation is among the tokens that
     continue the sentence before it (the run of whitespace, final punctuation and
     closing brackets or quotes right before the token); the stop of an abbreviation
-    that numbers what follows it (``numbered_references``) is none."""
+    that numbers what follows it (``TokenClasses.numbering``) is none."""
     classes = classes or token_classes(doc)
-    marks = sentence_final(doc)
-    marks[[stop for stop, _ in numbered_references(doc)]] = False
-    final = marks.tolist()
+    final = (sentence_final(doc) & ~classes.numbering).tolist()
     continues = classes.continues.tolist()
     out = numpy.zeros(len(doc), dtype=bool)
     seen = False
