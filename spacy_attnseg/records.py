@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
 from .sentences import sentence_end_scores
 from .windows import doc_wordpiece_counts, mute_too_long_warning
@@ -76,13 +77,19 @@ def text_lines(doc: Doc, key: str) -> Iterator[str]:
         yield line
 
 
+# the characters that BERT's own normalizer deletes and the pass reads as spaces
+DELETED = re.compile("[" + SPACES_DELETED + "]")
+
+
 @dataclass(frozen=True)
 class ChunkSizer:
     """Counts a chunk's wordpieces as the model's tokenizer reads its text alone (what
     an embedding model reads; the pass's own count may differ: a token longer than the
-    model reads was truncated, a wordpiece shared by two tokens counts for both, control
-    characters join their neighbours), and cuts a chunk over ``max_tokens`` at
-    wordpiece boundaries (a Span cannot end inside a token; a chunk's text can)."""
+    model reads was truncated, a wordpiece shared by two tokens counts for both), and
+    cuts a chunk over ``max_tokens`` at wordpiece boundaries (a Span cannot end inside
+    a token; a chunk's text can). ``tokenizer`` is made to read ``SPACES_DELETED`` as
+    the pass does (``read_spaces_as_spaces``), so a count does not depend on whether a
+    pass has run."""
 
     tokenizer: Any
     max_tokens: int
@@ -91,10 +98,17 @@ class ChunkSizer:
         # what it counts never reaches the model: the tokenizer's warning that the
         # model cannot read that many wordpieces does not apply
         mute_too_long_warning(self.tokenizer)
+        read_spaces_as_spaces(self.tokenizer)
 
     def count(self, text: str) -> int:
-        """The wordpieces of ``text`` read on its own."""
-        return len(self.tokenizer.tokenize(text))
+        """The wordpieces of ``text`` read on its own: where it holds a form feed or
+        another of ``SPACES_DELETED``, the larger of two readings, with them as spaces
+        (the pass) and without them (a stock BERT tokenizer, which joins the words on
+        either side), so that a chunk fits either."""
+        n = len(self.tokenizer.tokenize(text))
+        if DELETED.search(text):
+            n = max(n, len(self.tokenizer.tokenize(DELETED.sub("", text))))
+        return n
 
     def pieces(self, text: str) -> List[Tuple[int, int, int]]:
         """``(start, end, n_wordpieces)`` of consecutive pieces of ``text`` that cover

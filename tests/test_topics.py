@@ -1107,6 +1107,35 @@ def test_chunk_sizer_keeps_every_piece_within_max_tokens(text: str, max_tokens: 
         assert n == len(tokenizer.tokenize(text[a:b])) <= max_tokens, text[a:b]
 
 
+def test_chunk_counts_fit_a_stock_tokenizer_and_the_pass() -> None:
+    """A form feed (a PDF's page break) between two words is a space to the pass and
+    nothing to a stock BERT tokenizer, which joins the words (``"the\x0cruns"``:
+    ``"the"``, ``"##run"``, ``"##s"``, against ``"the"``, ``"runs"``). A chunk's
+    ``n_tokens`` is the larger of the two readings, so it fits an embedding model that
+    reads it either way, and the count is the same before the pipeline's first pass
+    (which makes its tokenizer read the form feed as a space) and after it."""
+    import spacy_attnseg
+    from spacy_attnseg.capture import read_spaces_as_spaces
+    from spacy_attnseg.records import chunk_sizer
+
+    stock, spaces = minilm_tokenizer(), minilm_tokenizer()
+    read_spaces_as_spaces(spaces)
+    text = " ".join(f"The\x0cruns past river\x0ccorn number {i}." for i in range(30))
+    blob = "Then\x0c" + "x" * 300 + " ends."  # one [UNK] joined, "then" and [UNK] apart
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 24})
+    sizer = chunk_sizer(nlp)
+    assert sizer is not None
+    first = sizer.count(text)  # before any pass
+    chunks = list(spacy_attnseg.chunks(nlp, [text, blob]))
+    assert sizer.count(text) == first == max(len(stock.tokenize(text)), len(spaces.tokenize(text)))
+    assert "".join(c["text"] for c in chunks) == text + blob
+    readings = [(len(stock.tokenize(c["text"])), len(spaces.tokenize(c["text"]))) for c in chunks]
+    assert [c["n_tokens"] for c in chunks] == [max(r) for r in readings]
+    assert all(c["n_tokens"] <= 24 for c in chunks)
+    # the two readings differ both ways among these chunks (the blob's: 1 and 2)
+    assert any(a > b for a, b in readings) and any(a < b for a, b in readings)
+
+
 def test_chunk_cli(tmp_path: Any) -> None:
     """Chunks cover each text, and each holds at most --max-tokens wordpieces, also where
     one token is longer than that (cut at wordpieces) or than the model reads (counted
