@@ -213,10 +213,11 @@ def cluster() -> Iterator[Any]:
 
 
 def test_chunks_on_a_running_cluster_equal_one_process(
-    cluster: Any, texts: List[str], tmp_path: Path
+    cluster: Any, texts: List[str], tmp_path: Path, one_thread: None
 ) -> None:
     """`chunk --scheduler ADDRESS` (an existing cluster) writes the same lines as
-    `chunk` in one process, and `segment -f jsonl` likewise."""
+    `chunk` in one process, and `segment -f jsonl` likewise (this process on one torch
+    thread, as each worker runs: on two, a score can differ in its sixth decimal)."""
     data = str(jsonl(texts, tmp_path / "in.jsonl"))
     common = ["--batch-size", str(BATCH), "--partition-size", "8", "-q"]
     engine = ["--engine", "dask", "--scheduler", cluster.scheduler_address]
