@@ -196,10 +196,26 @@ def _is_record(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("text"), str)
 
 
+JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "true or false"}
+
+
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in words ("a number", "null", ...)."""
+    if value is None:
+        return "null"
+    return JSON_TYPES.get(type(value), "a number")
+
+
 def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
     """``(text, meta)`` of one JSON object: its "text" and its other fields."""
     if not _is_record(record):
-        raise typer.BadParameter(Errors.E112.format(where=where, detail='no string field "text"'))
+        if not isinstance(record, dict):
+            detail = f"it is {_json_type(record)}"
+        elif "text" in record:
+            detail = f'its "text" is {_json_type(record["text"])}'
+        else:
+            detail = 'no field "text"'
+        raise typer.BadParameter(Errors.E112.format(where=where, detail=detail))
     surrogate = SURROGATE.search(record["text"])
     if surrogate is not None:
         raise typer.BadParameter(

@@ -152,6 +152,15 @@ def test_segment_jsonl_stdin() -> None:
     [
         ('{"text": "Fine."}\nnot json\n', "[E112] Line 2 of the input is not a JSON object"),
         ('{"text": "Fine."}\n\n{"body": "Fine."}\n', "[E112] Line 3 of the input is not a JSON"),
+        ('{"body": "Fine."}\n', 'string field "text" (no field "text")'),
+        ('{"text": 5}\n', 'string field "text" (its "text" is a number)'),
+        ('{"text": null}\n', 'string field "text" (its "text" is null)'),
+        ('{"text": ["One.", "Two."]}\n', 'string field "text" (its "text" is an array)'),
+        (
+            '"One. Two."\n',
+            "[E112] Line 1 of the input is not a JSON object with a string field "
+            '"text" (it is a string)',
+        ),
         # a lone surrogate escape: spaCy's tokenizer cannot encode it
         ('{"text": "Fine."}\n{"text": "Odd \\udcff."}\n', "[E116] Line 2 of the input: its"),
         ('{"text": "A smile \\ud83d\\ude00 here."}\n{"text": "\\ud83d"}\n', "[E116] Line 2"),
