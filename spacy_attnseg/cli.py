@@ -207,7 +207,10 @@ def _json_type(value: Any) -> str:
 
 
 def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
-    """``(text, meta)`` of one JSON object: its "text" and its other fields."""
+    """``(text, meta)`` of one JSON object (its "text" and its other fields) or string
+    (the text, no meta)."""
+    if isinstance(record, str):
+        record = {"text": record}
     if not _is_record(record):
         if not isinstance(record, dict):
             detail = f"it is {_json_type(record)}"
@@ -226,8 +229,8 @@ def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
 
 def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """``(text, meta)`` of every JSON line, or of every item where the input is one JSON
-    array (its first character other than white space is "["; read whole): an object
-    as a line is, or a string, a document's text."""
+    array (its first character other than white space is "["; read whole): each an
+    object with a string "text", or a string, a document's text (``_record``)."""
     lines = enumerate(handle, start=1)
     first = True
     for number, line in lines:
@@ -236,7 +239,6 @@ def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
         if first and line.lstrip().startswith("["):
             items = _json_array(line + "".join(rest for _, rest in lines))
             for index, item in enumerate(items, start=1):
-                item = {"text": item} if isinstance(item, str) else item
                 yield _record(item, f"Item {index} of the input's JSON array")
             return
         first = False

@@ -187,8 +187,8 @@ class Errors:
     )
     E112 = (
         "[E112] {where} is not a JSON object with a string field "
-        '"text" ({detail}). Write one object a line, e.g. {{"text": "First sentence. '
-        'Second one."}}, or one JSON array of such objects.'
+        '"text" ({detail}), nor a string. Write one object a line, e.g. {{"text": "First '
+        'sentence. Second one."}}, or a string, or one JSON array of such objects or strings.'
     )
     E113 = "[E113] {option} cannot be {value!r}: use {allowed}."
     E114 = (

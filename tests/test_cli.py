@@ -157,9 +157,9 @@ def test_segment_jsonl_stdin() -> None:
         ('{"text": null}\n', 'string field "text" (its "text" is null)'),
         ('{"text": ["One.", "Two."]}\n', 'string field "text" (its "text" is an array)'),
         (
-            '"One. Two."\n',
-            "[E112] Line 1 of the input is not a JSON object with a string field "
-            '"text" (it is a string)',
+            '"One. Two."\n5\n',
+            "[E112] Line 2 of the input is not a JSON object with a string field "
+            '"text" (it is a number), nor a string.',
         ),
         # a lone surrogate escape: spaCy's tokenizer cannot encode it
         ('{"text": "Fine."}\n{"text": "Odd \\udcff."}\n', "[E116] Line 2 of the input: its"),
@@ -546,13 +546,13 @@ def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
 
 def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -> None:
     """A Markdown file is one document (before, every file but .txt was read as JSON
-    lines and stopped with E112); a .ndjson file is JSON lines; a .json file that holds
-    one JSON array, its items (objects, or strings: the texts)."""
+    lines and stopped with E112); a .ndjson file is JSON lines (objects, or strings: the
+    texts); a .json file that holds one JSON array, its items (the same)."""
     text = "# Notes\n\n" + SAMPLE_TXT.read_text(encoding="utf8")
     page = tmp_path / "notes.md"
     page.write_text(text, encoding="utf8")
     lines = tmp_path / "docs.ndjson"
-    lines.write_text(json.dumps({"text": "One. Two."}) + "\n" + json.dumps({"text": text}) + "\n")
+    lines.write_text(json.dumps({"text": "One. Two."}) + "\n" + json.dumps(text) + "\n")
     array = tmp_path / "docs.json"
     array.write_text(json.dumps([{"text": "One. Two."}, text], indent=2))
     for path, texts in ((page, [text]), (lines, ["One. Two.", text]), (array, ["One. Two.", text])):
