@@ -25,7 +25,15 @@ from typing import (
 import typer
 
 from .errors import Errors, Warnings
-from .records import Item, pipe_docs, segments_key, text_lines, with_meta
+from .records import (
+    Item,
+    chunk_sizer,
+    pipe_docs,
+    pipe_parts,
+    segments_key,
+    text_lines,
+    with_meta,
+)
 from .tokenizer import SURROGATE
 
 app = typer.Typer(
@@ -414,10 +422,13 @@ def segment_cli(
     sentence ends there (P(S) of the start that follows it) and the score of the
     segment's boundary, and "meta", the line's other fields, where it has any. With
     --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
-    doc._.head_pairs), readable by spaCy's DocBin().from_disk. A document longer than
-    the pipeline's nlp.max_length (1,000,000 characters) stops with E127: chunk reads
-    one in parts. --engine dask runs the partitions on a Dask cluster, with the same
-    results.
+    doc._.head_pairs), readable by spaCy's DocBin().from_disk. A document of more than
+    200,000 characters is read as chunk reads it, in parts of at most that many, each
+    ending at a paragraph break where it can: a sentence ends and a topic segment starts
+    where a part does, and memory stays that of the parts. A DocBin holds each document
+    whole, so with --output one longer than the pipeline's nlp.max_length (1,000,000
+    characters) stops with E127. --engine dask runs the partitions on a Dask cluster,
+    with the same results.
     """
     from .scale import Job, job_pipeline
 
@@ -444,11 +455,17 @@ def segment_cli(
             if _json_lines(input) or _holds_json_documents(text):
                 typer.echo(Warnings.W004.format(path=handle.name), err=True)
             use_gpu(gpu_id)
-            # (pipe_docs: a text past nlp.max_length stops with E127)
             nlp = load_pipeline(model)
-            doc, _ = next(pipe_docs(nlp, [text], 1))
-            for line in text_lines(doc, segments_key(nlp)):
-                typer.echo(line)
+            key = segments_key(nlp)
+            printed = False
+            # a long text in parts (pipe_parts): each part starts a topic segment
+            for part in pipe_parts(nlp, [text], 1, sizer=chunk_sizer(nlp)):
+                lines = list(text_lines(part.doc, key))
+                if printed and lines and key:
+                    typer.echo("")
+                for line in lines:
+                    typer.echo(line)
+                printed = printed or bool(lines)
             return
         kind = "sentences" if output is None else "docbin"
         job = Job(
@@ -637,7 +654,7 @@ def pairs_cli(
     with handle:
         several = _json_lines(input)
         items = _read_records(handle) if several else iter([(_read_document(handle, input), {})])
-        docs = nlp.pipe(items, batch_size=batch_size, as_tuples=True)
+        docs = pipe_docs(nlp, items, batch_size, reader="`pairs` reads")
         for number, (doc, meta) in enumerate(_progress(docs, quiet=quiet)):
             _print_pairs(doc, number, format, several=several, meta=meta)
 
@@ -707,7 +724,7 @@ def view_cli(
     n_layers, n_heads = n_layers_heads(pairs_pipe.transformer_pipe().model.transformer)
     spans_key = segments_key(nlp)
     with handle:
-        doc = nlp(handle.read())
+        doc, _ = next(pipe_docs(nlp, [handle.read()], 1, reader="`view` reads"))
     page = head_view_html(
         doc,
         title=f"spacy-attnseg head view: {Path(input).name if input != '-' else 'stdin'}",

@@ -262,10 +262,10 @@ class Errors:
 
     E127 = (
         "[E127] Document {number} has {length:,} characters, more than the pipeline's "
-        "`nlp.max_length` ({limit:,}), and is read whole: `segment` and a DocBin hold one "
-        "Doc per document. `chunk` reads a long document in parts; or split it yourself, "
-        "or raise `nlp.max_length` in Python (memory grows with the document: the "
-        "default pipeline peaks at about 5.8 GB for 100,000 tokens)."
+        "`nlp.max_length` ({limit:,}), and {reader} each document whole, as one Doc. "
+        "`segment` (without --output) and `chunk` read a long document in parts; or "
+        "split it yourself, or raise `nlp.max_length` in Python (memory grows with the "
+        "document: the default pipeline peaks at about 5.8 GB for 100,000 tokens)."
     )
     E128 = (
         "[E128] The text holds \\u{code:04x} at character {pos}, one half of a UTF-16 "

@@ -10,7 +10,20 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -36,12 +49,17 @@ def segments_key(nlp: Language) -> str:
     return str(segmenter.cfg.get("spans_key") or "")
 
 
-def sentence_record(doc: Doc, key: str) -> Dict[str, Any]:
+def sentence_record(doc: Doc, key: str, offset: int = 0) -> Dict[str, Any]:
     """``{"text", "sents", "segments"}``: the sentences and, with ``key``, the topic
-    segments of ``doc``, each ``{"start", "end", "score"}`` in character offsets."""
+    segments of ``doc``, each ``{"start", "end", "score"}`` in character offsets (plus
+    ``offset``, where ``doc`` is a part of a longer text that starts there)."""
     sents = (
         [
-            {"start": sent.start_char, "end": sent.end_char, "score": round(score, 4)}
+            {
+                "start": offset + sent.start_char,
+                "end": offset + sent.end_char,
+                "score": round(score, 4),
+            }
             for sent, score in zip(doc.sents, sentence_end_scores(doc), strict=True)
         ]
         if len(doc)
@@ -51,10 +69,26 @@ def sentence_record(doc: Doc, key: str) -> Dict[str, Any]:
     group = doc.spans.get(key) if key else None
     if group is not None:
         record["segments"] = [
-            {"start": span.start_char, "end": span.end_char, "score": round(float(score), 4)}
+            {
+                "start": offset + span.start_char,
+                "end": offset + span.end_char,
+                "score": round(float(score), 4),
+            }
             for span, score in zip(group, group.attrs.get("scores", []), strict=True)
         ]
     return record
+
+
+def joined_record(records: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+    """One ``sentence_record`` of a text from those of its consecutive parts (each made
+    with its part's ``offset``): the texts joined, the sentences and segments in order."""
+    if len(records) == 1:
+        return dict(records[0])
+    joined: Dict[str, Any] = {"text": "".join(r["text"] for r in records)}
+    for field in ("sents", "segments"):
+        if field in records[0]:
+            joined[field] = [item for r in records for item in r[field]]
+    return joined
 
 
 def text_lines(doc: Doc, key: str) -> Iterator[str]:
@@ -352,20 +386,58 @@ def pipe_pairs(
 
 
 def pipe_docs(
-    nlp: Language, texts: Iterable[Item], batch_size: int, first: int = 0
+    nlp: Language, texts: Iterable[Item], batch_size: int, first: int = 0, *, reader: str
 ) -> Iterator[Tuple[Doc, Dict[str, Any]]]:
-    """``(doc, meta)`` for every item of ``texts`` (``pipe_pairs``; documents ``first``,
-    ``first + 1``, ...): a text longer than ``nlp.max_length`` stops it with E127."""
+    """``(doc, meta)`` for every item of ``texts``, each document whole as one Doc
+    (``pipe_pairs``; documents ``first``, ``first + 1``, ...): a text longer than
+    ``nlp.max_length`` stops it with E127, which says that ``reader`` (who reads it
+    whole: ``"`pairs` reads"``) reads each document whole."""
 
     def checked() -> Iterator[Tuple[str, Dict[str, Any]]]:
         for number, (text, meta) in enumerate(as_pairs(texts), start=first):
             if len(text) > nlp.max_length:
                 raise ValueError(
-                    Errors.E127.format(number=number, length=len(text), limit=nlp.max_length)
+                    Errors.E127.format(
+                        number=number, length=len(text), limit=nlp.max_length, reader=reader
+                    )
                 )
             yield text, meta
 
     return pipe_pairs(nlp, checked(), batch_size)
+
+
+class Part(NamedTuple):
+    """One part of a document as ``pipe_parts`` reads it: its Doc, the document's
+    number and meta, where the part starts in the document's text, and whether it is
+    the document's last."""
+
+    doc: Doc
+    number: int
+    offset: int
+    meta: Dict[str, Any]
+    last: bool
+
+
+def pipe_parts(
+    nlp: Language,
+    texts: Iterable[Item],
+    batch_size: int,
+    first: int = 0,
+    sizer: Optional[ChunkSizer] = None,
+) -> Iterator[Part]:
+    """Every document of ``texts`` (numbered from ``first``) in its ``chunk_parts``, in
+    order, each part a Doc of its own, in batches by their size (``pipe_pairs``): a
+    document of at most ``PART_CHARACTERS`` characters (and as much in ``text_size``,
+    with ``sizer``) is one part, a longer one is read in the memory of its parts."""
+    pieces = (
+        (text[a:b], (number, a, meta, n, b == len(text)))
+        for number, (text, meta) in enumerate(as_pairs(texts), start=first)
+        for a, b, n in chunk_parts(text, nlp.max_length, sizer)
+    )
+    for doc, (number, offset, meta, _, last) in pipe_pairs(
+        nlp, pieces, batch_size, lambda item: item[1][3]
+    ):
+        yield Part(doc, number, offset, meta, last)
 
 
 def pipe_records(
@@ -373,32 +445,31 @@ def pipe_records(
 ) -> Iterator[Dict[str, Any]]:
     """The records of every document of ``texts`` (numbered from ``first``): one
     :func:`sentence_record` each for ``kind="sentences"``, its :func:`chunk_records` for
-    ``"chunks"``; each with ``"meta"`` where its item has any."""
+    ``"chunks"``; each with ``"meta"`` where its item has any. A long document is read in
+    parts (``pipe_parts``): its record joins those of its parts (``joined_record``), or
+    its chunks' numbers run on from part to part."""
     if kind not in RECORDS:
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
-    if kind == "sentences":
-        for doc, meta in pipe_docs(nlp, texts, batch_size, first):
-            yield with_meta(sentence_record(doc, key), meta)
-        return
     sizer = chunk_sizer(nlp)
-    # a long document in parts (chunk_parts), each a Doc, in batches by their size:
-    # (part, (number, offset, meta, size))
-    parts = (
-        (text[a:b], (number, a, meta, n))
-        for number, (text, meta) in enumerate(as_pairs(texts), start=first)
-        for a, b, n in chunk_parts(text, nlp.max_length, sizer)
-    )
-    seen, n_chunks = -1, 0
-    for doc, (number, offset, meta, _) in pipe_pairs(
-        nlp, parts, batch_size, lambda item: item[1][3]
-    ):
-        if number != seen:
-            seen, n_chunks = number, 0
-        records = chunk_records(doc, number, key, sizer, offset=offset, first=n_chunks)
+    if kind == "sentences":
+        parts: List[Dict[str, Any]] = []
+        for part in pipe_parts(nlp, texts, batch_size, first, sizer):
+            parts.append(sentence_record(part.doc, key, part.offset))
+            if part.last:
+                yield with_meta(joined_record(parts), part.meta)
+                parts = []
+        return
+    n_chunks = 0
+    for part in pipe_parts(nlp, texts, batch_size, first, sizer):
+        if part.offset == 0:
+            n_chunks = 0
+        records = chunk_records(
+            part.doc, part.number, key, sizer, offset=part.offset, first=n_chunks
+        )
         n_chunks += len(records)
         for record in records:
-            yield with_meta(record, meta)
+            yield with_meta(record, part.meta)
 
 
 def chunks(

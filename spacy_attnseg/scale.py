@@ -86,7 +86,8 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
     if job.output == "docbin":
         # an item's meta as doc.user_data["meta"] (where lists read back as tuples)
         out = DocBin(store_user_data=True)
-        for doc, meta in pipe_docs(nlp, texts, job.batch_size, first):
+        reader = "a DocBin (`segment --output`) holds"
+        for doc, meta in pipe_docs(nlp, texts, job.batch_size, first, reader=reader):
             if meta:
                 doc.user_data["meta"] = meta
             out.add(doc)

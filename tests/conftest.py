@@ -51,6 +51,16 @@ SAMPLE_TXT = DATA / "sample.txt"
 EWT_DIR = DATA / "UD_English-EWT"
 EWT_TEST = EWT_DIR / "en_ewt-ud-test.conllu"
 EWT_DEV = EWT_DIR / "en_ewt-ud-dev.conllu"
+#: Three short texts on unrelated topics (four sentences each).
+PIECES = [
+    "The committee approved the new budget for the city library. Funding for books rose by "
+    "ten percent. The library will also open on Sundays. Staff said readers had asked for "
+    "longer hours.",
+    "My cat refuses to eat dry food. She waits by the fridge every morning. The vet says "
+    "she is healthy but spoiled. We bought a new bowl yesterday.",
+    "The volcano erupted twice last week. Ash clouds closed the airport for two days. "
+    "Scientists expect more activity this month. Villages near the crater were evacuated.",
+]
 
 TINY_MODEL_TYPES = ("bert", "distilbert", "roberta", "mpnet")
 # Larger than the Hugging Face default (0.02) so that random attention is peaked rather

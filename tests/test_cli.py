@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import pytest
-from conftest import REPO, SAMPLE_TXT, run_cli
+from conftest import PIECES, REPO, SAMPLE_TXT, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from spacy.tokens import Doc, Span
@@ -185,24 +185,92 @@ def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("format", ["text", "jsonl"])
-def test_a_document_past_max_length_is_a_coded_error(tmp_path: Any, format: str) -> None:
-    """``segment`` reads each document whole: one longer than ``nlp.max_length``
-    (1,000,000 characters) stops with E127, which names it and says what to do, before
-    the model runs (spaCy's E088 spoke of the parser and NER)."""
+@pytest.mark.parametrize(
+    "command,reader",
+    [
+        (["segment", "-f", "jsonl", "-o", "d.spacy"], "a DocBin (`segment --output`) holds"),
+        (["pairs"], "`pairs` reads"),
+        (["view", "-o", "v.html"], "`view` reads"),
+    ],
+)
+def test_a_document_read_whole_past_max_length_is_a_coded_error(
+    tmp_path: Any, command: List[str], reader: str
+) -> None:
+    """A DocBin, the head pairs and the head view hold each document whole: one longer
+    than ``nlp.max_length`` (1,000,000 characters) stops with E127, which names it and
+    says what to do, before the model reads it (spaCy's E088 spoke of the parser and
+    NER)."""
     long = "word " * 210_000
-    if format == "text":
-        path = tmp_path / "long.txt"
+    if command[0] == "view":  # (one document: a text file)
+        path, number = tmp_path / "long.txt", 0
         path.write_text(long)
     else:
-        path = tmp_path / "docs.jsonl"
+        path, number = tmp_path / "docs.jsonl", 1
         path.write_text(json.dumps({"text": "Short."}) + "\n" + json.dumps({"text": long}) + "\n")
-    result = run_cli(["segment", str(path), "--format", format, "-q"])
+    outputs = ("d.spacy", "v.html")
+    args = [command[0], str(path), *[str(tmp_path / a) if a in outputs else a for a in command[1:]]]
+    result = run_cli(args if command[0] == "view" else [*args, "-q"])  # (view: no bar)
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    number = 0 if format == "text" else 1
     message = squash(result.stderr)
     assert f"[E127] Document {number} has 1,050,000 characters, more than" in message
-    assert "`chunk` reads a long document in parts" in message
+    assert f"and {reader} each document whole" in message
+    assert "`segment` (without --output) and `chunk` read a long document in parts" in message
+
+
+def test_segment_reads_a_long_document_in_parts(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document longer than ``PART_CHARACTERS`` is read as ``chunk`` reads it, in
+    parts that end at paragraph breaks (``text_parts``), each a Doc of its own: as text,
+    its lines are each part's lines read alone, an empty line between parts (a segment
+    starts where a part does); as JSON, one record with the whole text and each part's
+    sentences and segments at their offsets in it. Nothing is lost, and the limit of
+    ``nlp.max_length`` no longer applies."""
+    from spacy_attnseg import records
+
+    text = "\n\n".join(PIECES * 4)
+    monkeypatch.setattr(records, "PART_CHARACTERS", 700)
+    parts = records.text_parts(text, 700)
+    assert len(parts) == 3 and all(text[a:b].endswith("\n\n") for a, b in parts[:-1])
+    whole = tmp_path / "long.txt"
+    whole.write_text(text)
+    alone = []
+    for i, (a, b) in enumerate(parts):
+        (tmp_path / f"part{i}.txt").write_text(text[a:b])
+        result = run_cli(["segment", str(tmp_path / f"part{i}.txt"), "-q"])
+        assert result.returncode == 0
+        alone.append(result.stdout.strip("\n"))
+    result = run_cli(["segment", str(whole), "-q"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "\n\n".join(alone) + "\n"
+    assert len(result.stdout.split("\n\n")) >= 3
+    # as JSON lines, among other documents
+    lines = [json.dumps({"text": t, "id": i}) for i, t in enumerate(["Short.", text, "Last."])]
+    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    result = run_cli(["segment", str(tmp_path / "docs.jsonl"), "-f", "jsonl", "-q"])
+    assert result.returncode == 0, result.stderr
+    got = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["meta"] for r in got] == [{"id": 0}, {"id": 1}, {"id": 2}]
+    assert [r["text"] for r in got] == ["Short.", text, "Last."]
+    want: dict = {"sents": [], "segments": []}
+    for a, b in parts:
+        result = run_cli(["segment", "-", "-f", "jsonl", "-q"], stdin=json.dumps(text[a:b]))
+        part = json.loads(result.stdout)
+        for field in want:
+            want[field] += [
+                {**x, "start": x["start"] + a, "end": x["end"] + a} for x in part[field]
+            ]
+    for field in want:
+        assert [(x["start"], x["end"]) for x in got[1][field]] == [
+            (x["start"], x["end"]) for x in want[field]
+        ]
+        assert [x["score"] for x in got[1][field]] == pytest.approx(
+            [x["score"] for x in want[field]], abs=1e-3
+        )
+    segments = got[1]["segments"]
+    assert segments[0]["start"] == 0 and segments[-1]["end"] <= len(text)
+    assert {a for a, _ in parts} <= {s["start"] for s in segments}
+    assert all(x["end"] <= y["start"] for x, y in zip(segments[:-1], segments[1:], strict=True))
 
 
 @pytest.mark.parametrize(

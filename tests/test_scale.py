@@ -133,7 +133,7 @@ def test_long_documents_run_in_batches_of_their_own(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(nlp, "pipe", counted)
     monkeypatch.setattr(records, "BATCH_CHARACTERS", 100)
     texts = ["Short one."] * 3 + ["Long. " * 30, ("Long too. " * 20, {"id": 7})] + ["End."] * 2
-    out = list(records.pipe_docs(nlp, texts, batch_size=4))
+    out = list(records.pipe_docs(nlp, texts, batch_size=4, reader="this test reads"))
     assert [doc.text for doc, _ in out] == [t if isinstance(t, str) else t[0] for t in texts]
     assert out[4][1] == {"id": 7} and out[0][1] == {}
     assert seen == [3, 1, 1, 2]

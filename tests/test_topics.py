@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 import pytest
 import spacy
-from conftest import DATA, run_cli
+from conftest import DATA, PIECES, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -428,16 +428,6 @@ def test_a_boundary_after_a_heading_moves_before_it(seed: int) -> None:
 
 
 # -- the component on the embedded MiniLM ---------------------------------------------
-
-PIECES = [
-    "The committee approved the new budget for the city library. Funding for books rose by "
-    "ten percent. The library will also open on Sundays. Staff said readers had asked for "
-    "longer hours.",
-    "My cat refuses to eat dry food. She waits by the fridge every morning. The vet says "
-    "she is healthy but spoiled. We bought a new bowl yesterday.",
-    "The volcano erupted twice last week. Ash clouds closed the airport for two days. "
-    "Scientists expect more activity this month. Villages near the crater were evacuated.",
-]
 
 
 def test_segments_cover_the_doc_and_use_the_captured_hidden_states(minilm_nlp: Any) -> None:
