@@ -540,6 +540,13 @@ def chunk_cli(
     max_tokens: int = typer.Option(
         256, "--max-tokens", help="Most model wordpieces in a chunk (0: no limit)."
     ),
+    tokenizer: str = typer.Option(
+        "",
+        "--tokenizer",
+        help="Count --max-tokens and n_tokens in this fast Hugging Face tokenizer instead of "
+        "the pipeline model's: the folder (or cache name) of the embedding model the chunks "
+        "are for. Nothing is downloaded.",
+    ),
     min_sents: int = typer.Option(2, "--min-sents", help="Fewest sentences in a chunk."),
     max_sents: int = typer.Option(0, "--max-sents", help="Most sentences (0: no limit)."),
     n_segments: int = typer.Option(0, "--segments", help="Chunks per document (0: auto)."),
@@ -562,12 +569,15 @@ def chunk_cli(
 
     Writes one JSON line per chunk: {"doc", "chunk", "text", "start", "end", "n_tokens",
     "n_sents", "score"}: character offsets into the document's text, the chunk's size in
-    model wordpieces, and the score of the boundary that starts it (how much the topic
-    changes there, over the cost of a boundary: about 1 or more for a boundary chosen on
-    its own, possibly less for one that --max-tokens or --max-sents forced; 0.0 for a
-    document's first chunk, a cut inside a sentence and the start of a part), and
-    "meta", the other fields of the document's input line, where it has any. Joined in
-    order, the chunks' texts give the input text back. A document of more than 200,000
+    model wordpieces (or in the tokens of --tokenizer), and the score of the boundary
+    that starts it (how much the topic changes there, over the cost of a boundary: about
+    1 or more for a boundary chosen on its own, possibly less for one that --max-tokens
+    or --max-sents forced; 0.0 for a document's first chunk, a cut that only the size
+    limit of the chunk's own tokenizer made, and the start of a part), and "meta", the
+    other fields of the document's input line, where it has any. Joined in order, the
+    chunks' texts give the input text back. With --tokenizer (the embedding model's),
+    a chunk that reads as more than --max-tokens of its tokens is cut again at sentence
+    starts where it can. A document of more than 200,000
     characters is read in parts of at most that many, each ending at a paragraph break
     where it can, so memory stays that of its parts, whatever its length. --engine dask
     runs the partitions on a Dask cluster, with the same results.
@@ -592,6 +602,13 @@ def chunk_cli(
         # one cost for every boundary, between sentences and between paragraphs
         overrides["components.attn_segmenter.segment_penalty"] = penalty
         overrides["components.attn_segmenter.paragraph_penalty"] = None
+    if tokenizer:
+        from .records import load_tokenizer
+
+        try:
+            load_tokenizer(tokenizer)  # (E136 before the pipeline loads)
+        except ValueError as error:
+            raise typer.BadParameter(str(error)) from None
     job = Job(
         model=model,
         output="chunks",
@@ -599,6 +616,7 @@ def chunk_cli(
         batch_size=batch_size,
         threads=_threads(engine),
         gpu_id=gpu_id,
+        tokenizer=tokenizer,
     )
     # loaded and checked here before any worker starts (this process runs the
     # partitions itself without an engine)

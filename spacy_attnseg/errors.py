@@ -305,6 +305,12 @@ class Errors:
         "read; an output a path you may write to, a file where a file is written (not "
         "an existing directory) and a directory where one is."
     )
+    E136 = (
+        "[E136] Cannot count chunks with the tokenizer {name!r}: {reason}. Give the "
+        "folder of a Hugging Face fast tokenizer (its tokenizer.json, or the files "
+        "AutoTokenizer reads), e.g. your embedding model's folder, or the name of one "
+        "in the Hugging Face cache; nothing is downloaded."
+    )
 
 
 class Warnings:

@@ -6,6 +6,7 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 :mod:`spacy_attnseg.scale`.
 """
 
+import functools
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -144,16 +145,40 @@ class ChunkSizer:
             n = max(n, len(self.tokenizer.tokenize(DELETED.sub("", text))))
         return n
 
-    def pieces(self, text: str) -> List[Tuple[int, int, int]]:
+    def pieces(self, text: str, sentences: Sequence[int] = ()) -> List[Tuple[int, int, int]]:
         """``(start, end, n_wordpieces)`` of consecutive pieces of ``text`` that cover
         it, each of at most ``max_tokens`` wordpieces when read on its own (0: one
-        piece). Pieces start at wordpieces of the whole text; a piece that starts inside
-        a word may read as more wordpieces alone, so it gives back wordpieces until it
-        fits, and one wordpiece that reads as more alone (``"##rz"``: ``"r"``, ``"##z"``)
-        is cut by characters (``_characters``)."""
+        piece). Where ``text`` is over, it is cut at the starts of its ``sentences``
+        (character offsets) where it can: each piece holds as many whole sentences as
+        fit, and a sentence over ``max_tokens`` by itself is cut between its wordpieces
+        (``_wordpieces``)."""
         total = self.count(text)
         if not 0 < self.max_tokens < total or not getattr(self.tokenizer, "is_fast", False):
             return [(0, len(text), total)]
+        bounds = [0, *sorted({c for c in sentences if 0 < c < len(text)}), len(text)]
+        out: List[Tuple[int, int, int]] = []
+        i = 0
+        while i < len(bounds) - 1:
+            j, n = i + 1, self.count(text[bounds[i] : bounds[i + 1]])
+            if n > self.max_tokens:
+                a = bounds[i]
+                out += [(a + c, a + d, m) for c, d, m in self._wordpieces(text[a : bounds[j]])]
+                i = j
+                continue
+            while j + 1 < len(bounds):
+                m = self.count(text[bounds[i] : bounds[j + 1]])
+                if m > self.max_tokens:
+                    break
+                j, n = j + 1, m
+            out.append((bounds[i], bounds[j], n))
+            i = j
+        return out
+
+    def _wordpieces(self, text: str) -> List[Tuple[int, int, int]]:
+        """``pieces`` of ``text`` cut between wordpieces of the whole text: a piece that
+        starts inside a word may read as more wordpieces alone, so it gives back
+        wordpieces until it fits, and one wordpiece that reads as more alone (``"##rz"``:
+        ``"r"``, ``"##z"``) is cut by characters (``_characters``)."""
         offsets = self.tokenizer(
             text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
         )["offset_mapping"]
@@ -188,15 +213,37 @@ class ChunkSizer:
         return out
 
 
-def chunk_sizer(nlp: Language) -> Optional[ChunkSizer]:
-    """The :class:`ChunkSizer` of ``nlp``'s ``attn_segmenter`` (None without one)."""
+def chunk_sizer(nlp: Language, tokenizer: Any = None) -> Optional[ChunkSizer]:
+    """The :class:`ChunkSizer` of ``nlp``'s ``attn_segmenter`` (None without one): with
+    its transformer's tokenizer, or ``tokenizer`` (``load_tokenizer``) where given."""
     if SEGMENTER not in nlp.pipe_names:
         return None
     segmenter: Any = nlp.get_pipe(SEGMENTER)
-    tokenizer = getattr(segmenter.transformer_pipe().model, "tokenizer", None)
+    if tokenizer is None:
+        tokenizer = getattr(segmenter.transformer_pipe().model, "tokenizer", None)
     if tokenizer is None:
         return None
     return ChunkSizer(tokenizer, int(segmenter.cfg.get("max_tokens") or 0))
+
+
+@functools.lru_cache(maxsize=4)
+def load_tokenizer(name: str) -> Any:
+    """The fast Hugging Face tokenizer in the folder ``name`` (or of that name in the
+    Hugging Face cache; nothing is downloaded), to count and cut chunks in the tokens of
+    another model than the pipeline's (the embedding model the chunks are for). E136
+    where it cannot be loaded or is not a fast tokenizer (one without character offsets
+    cannot cut a chunk)."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        reason = " ".join(str(error).split())[:200] or type(error).__name__
+        raise ValueError(Errors.E136.format(name=name, reason=reason)) from None
+    if not getattr(tokenizer, "is_fast", False):
+        reason = f"{type(tokenizer).__name__} is not a fast tokenizer"
+        raise ValueError(Errors.E136.format(name=name, reason=reason))
+    return tokenizer
 
 
 def chunk_records(
@@ -211,11 +258,12 @@ def chunk_records(
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
     "text", "start", "end", "n_tokens", "n_sents", "score"}``; a chunk runs to the next
     one's start, so the chunks' texts joined give the document's text back. With a
-    ``sizer``, each chunk's text is counted as the model's tokenizer reads it alone, and
-    a chunk over ``max_tokens`` (a token longer than that, or text the tokenizer reads
-    as more wordpieces alone than in the pass) is cut into pieces of at most
-    ``max_tokens`` wordpieces (each piece after the first scores 0.0, a cut inside a
-    sentence); without one, ``n_tokens`` is the pass's count. Where ``doc`` is a part of
+    ``sizer``, each chunk's text is counted as its tokenizer reads it alone, and a chunk
+    over ``max_tokens`` (a token longer than that, text the tokenizer reads as more
+    wordpieces alone than in the pass, or another tokenizer's count) is cut into pieces
+    of at most ``max_tokens`` wordpieces, at sentence starts where it can (``ChunkSizer.
+    pieces``; each piece after the first scores 0.0); without one, ``n_tokens`` is the
+    pass's count. Where ``doc`` is a part of
     a longer document (``text_parts``), ``offset`` is where it starts in that document
     (added to ``"start"`` and ``"end"``) and ``first`` the number of its first chunk."""
     group = doc.spans.get(key)
@@ -230,7 +278,10 @@ def chunk_records(
         if sizer is None:
             pieces = [(start, end, int(sizes[span.start : span.end].sum()))]
         else:
-            pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end])]
+            cuts = [s - start for s in starts]
+            pieces = [
+                (start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end], cuts)
+            ]
         for k, (a, b, n) in enumerate(pieces):
             records.append(
                 {
@@ -441,13 +492,20 @@ def pipe_parts(
 
 
 def pipe_records(
-    nlp: Language, texts: Iterable[Item], kind: str, *, batch_size: int = 8, first: int = 0
+    nlp: Language,
+    texts: Iterable[Item],
+    kind: str,
+    *,
+    batch_size: int = 8,
+    first: int = 0,
+    tokenizer: str = "",
 ) -> Iterator[Dict[str, Any]]:
     """The records of every document of ``texts`` (numbered from ``first``): one
     :func:`sentence_record` each for ``kind="sentences"``, its :func:`chunk_records` for
     ``"chunks"``; each with ``"meta"`` where its item has any. A long document is read in
     parts (``pipe_parts``): its record joins those of its parts (``joined_record``), or
-    its chunks' numbers run on from part to part."""
+    its chunks' numbers run on from part to part. ``tokenizer``: where given
+    (``load_tokenizer``), chunks are counted and cut in its tokens."""
     if kind not in RECORDS:
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
@@ -460,12 +518,14 @@ def pipe_records(
                 yield with_meta(joined_record(parts), part.meta)
                 parts = []
         return
+    # (parts are sized by the pass's tokenizer, whose wordpieces its memory holds)
+    counter = chunk_sizer(nlp, load_tokenizer(tokenizer)) if tokenizer else sizer
     n_chunks = 0
     for part in pipe_parts(nlp, texts, batch_size, first, sizer):
         if part.offset == 0:
             n_chunks = 0
         records = chunk_records(
-            part.doc, part.number, key, sizer, offset=part.offset, first=n_chunks
+            part.doc, part.number, key, counter, offset=part.offset, first=n_chunks
         )
         n_chunks += len(records)
         for record in records:
@@ -473,7 +533,7 @@ def pipe_records(
 
 
 def chunks(
-    nlp: Language, texts: Iterable[Item], *, batch_size: int = 8
+    nlp: Language, texts: Iterable[Item], *, batch_size: int = 8, tokenizer: str = ""
 ) -> Iterator[Dict[str, Any]]:
     """Topic chunks for retrieval: the records that ``python -m spacy_attnseg chunk``
     writes, ``{"doc", "chunk", "text", "start", "end", "n_tokens", "n_sents", "score"}``
@@ -484,9 +544,17 @@ def chunks(
     ``nlp.max_length``, where that is less), or of as many wordpieces at
     ``CHARACTERS_PER_WORDPIECE``, is read in parts (``chunk_parts``), each a Doc of
     its own. ``nlp`` needs an ``attn_segmenter`` with
-    topic segments (E016)."""
+    topic segments (E016).
+
+    tokenizer: the folder (or Hugging Face cache name) of another model's fast tokenizer,
+    that of the embedding model the chunks are for: ``max_tokens`` and ``"n_tokens"``
+    then count its tokens (without special tokens), and a chunk it reads as more is cut
+    at sentence starts where it can (``load_tokenizer``; E136 where it cannot be
+    loaded)."""
     if isinstance(texts, str):
         raise TypeError(Errors.E118)
     if not segments_key(nlp):
         raise ValueError(Errors.E016.format(pipe_names=nlp.pipe_names))
-    return pipe_records(nlp, texts, "chunks", batch_size=batch_size)
+    if tokenizer:
+        load_tokenizer(tokenizer)  # (E136 before any text is read)
+    return pipe_records(nlp, texts, "chunks", batch_size=batch_size, tokenizer=tokenizer)

@@ -34,7 +34,8 @@ WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_
 @dataclass(frozen=True)
 class Job:
     """What a worker runs: the pipeline, its config overrides, the output kind, the
-    batch size of ``nlp.pipe``, torch's threads per process and the GPU (-1: the CPU)."""
+    batch size of ``nlp.pipe``, torch's threads per process, the GPU (-1: the CPU) and
+    the tokenizer that counts chunks (``records.load_tokenizer``; "": the pipeline's)."""
 
     model: str
     output: str
@@ -42,6 +43,7 @@ class Job:
     batch_size: int = 16
     threads: int = 1
     gpu_id: int = -1
+    tokenizer: str = ""
 
     def __post_init__(self) -> None:
         if self.output not in OUTPUTS:
@@ -92,7 +94,9 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
                 doc.user_data["meta"] = meta
             out.add(doc)
         return bytes(out.to_bytes())
-    records = pipe_records(nlp, texts, job.output, batch_size=job.batch_size, first=first)
+    records = pipe_records(
+        nlp, texts, job.output, batch_size=job.batch_size, first=first, tokenizer=job.tokenizer
+    )
     return [json.dumps(record, ensure_ascii=False) for record in records]
 
 

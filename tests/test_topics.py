@@ -1097,6 +1097,84 @@ def test_chunk_sizer_keeps_every_piece_within_max_tokens(text: str, max_tokens: 
         assert n == len(tokenizer.tokenize(text[a:b])) <= max_tokens, text[a:b]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    sentences=st.lists(
+        st.lists(st.sampled_from(["the", "river", "supercalifragilistic", "runs", "x" * 40]))
+        .map(" ".join)
+        .map(lambda s: s + ". "),
+        min_size=1,
+        max_size=12,
+    ),
+    max_tokens=st.integers(3, 24),
+)
+def test_chunk_sizer_cuts_at_sentence_starts(sentences: List[str], max_tokens: int) -> None:
+    """Over ``max_tokens``, a text is cut at its sentences' starts: each piece holds as
+    many whole sentences as fit (the next would not), and only a sentence over
+    ``max_tokens`` by itself is cut inside, into pieces that each fit."""
+    from spacy_attnseg.records import ChunkSizer
+
+    tokenizer = minilm_tokenizer()
+    text = "".join(sentences)
+    starts = [sum(map(len, sentences[:i])) for i in range(len(sentences))]
+    ends = starts[1:] + [len(text)]
+    pieces = ChunkSizer(tokenizer, max_tokens).pieces(text, starts)
+    assert [a for a, _, _ in pieces] == [0] + [b for _, b, _ in pieces[:-1]]
+    assert pieces[-1][1] == len(text)
+    count = lambda a, b: len(tokenizer.tokenize(text[a:b]))  # noqa: E731
+    for a, b, n in pieces:
+        assert n == count(a, b) <= max_tokens or count(0, len(text)) <= max_tokens
+        if a not in starts:  # (a piece of a sentence over max_tokens by itself)
+            k = max(i for i, s in enumerate(starts) if s < a)
+            assert count(starts[k], ends[k]) > max_tokens and b <= ends[k]
+        elif b in starts:
+            k = starts.index(b)
+            assert count(a, ends[k]) > max_tokens  # (the next sentence would not fit)
+
+
+def test_chunks_count_and_cut_in_another_tokenizer(tiny_model_dir: Any, tmp_path: Any) -> None:
+    """With the tokenizer of another model (the embedding model's: here a byte-level BPE
+    of 600 tokens, which reads more tokens than MiniLM's), every chunk's ``n_tokens``
+    is that tokenizer's count of its text alone, at most ``max_tokens``; chunks it
+    reads as more are cut again at sentence starts; the chunks join to the text; the
+    command line writes the same; a folder without a tokenizer is E136."""
+    from transformers import AutoTokenizer
+
+    import spacy_attnseg
+
+    folder = tiny_model_dir("roberta")
+    nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 128})
+    text = (DATA / "wikipedia" / "three_leads.txt").read_text(encoding="utf8")
+    records = list(spacy_attnseg.chunks(nlp, [text], tokenizer=str(folder)))
+    stock = list(spacy_attnseg.chunks(nlp, [text]))
+    other = AutoTokenizer.from_pretrained(str(folder))
+    assert "".join(r["text"] for r in records) == text
+    for r in records:
+        assert r["n_tokens"] == len(other.tokenize(r["text"])) <= 128, r["text"]
+    assert any(len(other.tokenize(r["text"])) > 128 for r in stock)  # (so it had to cut)
+    assert len(records) > len(stock)
+    # a chunk starts inside a sentence only where that sentence alone reads as more
+    starts = [sent.start_char for sent in nlp(text).sents]
+    ends = starts[1:] + [len(text)]
+    inside = [r["start"] for r in records if r["start"] not in starts]
+    for start in inside:
+        k = max(i for i, s in enumerate(starts) if s < start)
+        assert len(other.tokenize(text[starts[k] : ends[k]])) > 128
+    assert len(inside) < len(records) / 2
+    path = tmp_path / "leads.txt"
+    path.write_text(text, encoding="utf8")
+    result = run_cli(["chunk", str(path), "--max-tokens", "128", "--tokenizer", str(folder), "-q"])
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == records
+    missing = tmp_path / "no-tokenizer"
+    missing.mkdir()
+    with pytest.raises(ValueError, match=r"\[E136\] Cannot count chunks with the tokenizer"):
+        spacy_attnseg.chunks(nlp, [text], tokenizer=str(missing))
+    result = run_cli(["chunk", str(path), "--tokenizer", str(missing), "-q"])
+    assert result.returncode == 2 and "[E136]" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_chunk_counts_fit_a_stock_tokenizer_and_the_pass() -> None:
     """A form feed (a PDF's page break) between two words is a space to the pass and
     nothing to a stock BERT tokenizer, which joins the words (``"the\x0cruns"``:
