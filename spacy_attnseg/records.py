@@ -11,6 +11,7 @@ import re
 from collections import deque
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from typing import (
     Any,
     Callable,
@@ -230,15 +231,21 @@ def chunk_sizer(nlp: Language, tokenizer: Any = None) -> Optional[ChunkSizer]:
 def load_tokenizer(name: str) -> Any:
     """The fast Hugging Face tokenizer in the folder ``name`` (or of that name in the
     Hugging Face cache; nothing is downloaded), to count and cut chunks in the tokens of
-    another model than the pipeline's (the embedding model the chunks are for). E136
+    another model than the pipeline's (the embedding model the chunks are for), loaded
+    once per process (a :class:`ChunkSizer` adapts it as it does the pipeline's). E136
     where it cannot be loaded or is not a fast tokenizer (one without character offsets
     cannot cut a chunk)."""
     from transformers import AutoTokenizer
 
+    path = Path(name).expanduser()
+    if path.is_file():
+        raise ValueError(Errors.E136.format(name=name, reason="it is a file, not a folder"))
+    if not path.exists() and (path.is_absolute() or name.startswith((".", "~"))):
+        raise ValueError(Errors.E136.format(name=name, reason="no such folder"))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(name, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     except (OSError, ValueError, TypeError, KeyError) as error:
-        reason = " ".join(str(error).split())[:200] or type(error).__name__
+        reason = " ".join(str(error).split())[:200].rstrip(".") or type(error).__name__
         raise ValueError(Errors.E136.format(name=name, reason=reason)) from None
     if not getattr(tokenizer, "is_fast", False):
         reason = f"{type(tokenizer).__name__} is not a fast tokenizer"

@@ -1166,10 +1166,16 @@ def test_chunks_count_and_cut_in_another_tokenizer(tiny_model_dir: Any, tmp_path
     result = run_cli(["chunk", str(path), "--max-tokens", "128", "--tokenizer", str(folder), "-q"])
     assert result.returncode == 0, result.stderr
     assert [json.loads(line) for line in result.stdout.splitlines()] == records
+    # the pipeline's own model named as the tokenizer: the stock chunks
+    own = spacy_attnseg.embedded_model_path()
+    assert list(spacy_attnseg.chunks(nlp, [text], tokenizer=str(own))) == stock
     missing = tmp_path / "no-tokenizer"
     missing.mkdir()
     with pytest.raises(ValueError, match=r"\[E136\] Cannot count chunks with the tokenizer"):
         spacy_attnseg.chunks(nlp, [text], tokenizer=str(missing))
+    for name, reason in ((str(path), "it is a file"), (str(tmp_path / "gone"), "no such folder")):
+        with pytest.raises(ValueError, match=f"E136.*: {reason}"):
+            spacy_attnseg.chunks(nlp, [text], tokenizer=name)
     result = run_cli(["chunk", str(path), "--tokenizer", str(missing), "-q"])
     assert result.returncode == 2 and "[E136]" in result.stderr
     assert "Traceback" not in result.stderr
