@@ -28,6 +28,9 @@ OTHER_LINE_ENDS = "\x0b\x1c\x1d\x1e\x85\u2028" + PARAGRAPH_SEPARATOR
 # line ends never reads "\n\x0c" as two)
 LINE_END = rf"(?:(?:\r\n|\r(?!\n)|[\n{OTHER_LINE_ENDS}])(?:\x0c|(?!\x0c))|\x0c)"
 LINE_BREAK = re.compile(LINE_END)
+# a line end to the very next line: any but a paragraph separator, which is a blank line
+NEXT_LINE = LINE_END.replace(PARAGRAPH_SEPARATOR, "")
+NEXT_LINE_BREAK = re.compile(NEXT_LINE)
 # a character of a line (none of the line ends), for patterns that stay within a line
 LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
 IN_LINE = f"[^{LINE_END_CHARS}]"
@@ -46,8 +49,15 @@ def next_line(text: str, end: int, start: int) -> bool:
     """Whether ``text[end:start]`` is one line end and no blank line: the line at
     ``start`` follows the one that ends at ``end`` directly (a paragraph separator,
     which ``BLANK_LINE`` reads as a blank line, does not join a table's rows)."""
-    found = LINE_BREAK.fullmatch(text, end, start)
-    return found is not None and PARAGRAPH_SEPARATOR not in found.group()
+    return NEXT_LINE_BREAK.fullmatch(text, end, start) is not None
+
+
+def one_line_break(text: str, start: int = 0, end: Optional[int] = None) -> bool:
+    """Whether ``text[start:end]`` holds exactly one line end, and no paragraph
+    separator (which ``BLANK_LINE`` reads as a blank line): the line after it follows
+    the one before directly."""
+    found = LINE_BREAK.findall(text, start, len(text) if end is None else end)
+    return len(found) == 1 and NEXT_LINE_BREAK.fullmatch(found[0]) is not None
 
 
 # a blank line in running text: ``is_blank_line`` of a whitespace run
@@ -71,18 +81,18 @@ HEADING_MARK = re.compile(
     rf"|={{2,6}}[ \t]+[^\W\d_](?!{IN_LINE}*[.!:;,…]['\"”’)\]]*{LINE_ENDS_HERE})"
 )
 UNDERLINED = re.compile(
-    IN_LINE + r"*\S" + IN_LINE + "*" + LINE_END + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
+    IN_LINE + r"*\S" + IN_LINE + "*" + NEXT_LINE + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
 )
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
 # A title over- and underlined as reStructuredText writes a page's title ("#####",
 # "  Title", "#####"): the same character above and below
 OVERLINED = re.compile(
     r"([=\-~^*#+])\1{2,}[ \t]*"
-    + LINE_END
+    + NEXT_LINE
     + r"[ \t]*\S"
     + IN_LINE
     + "*"
-    + LINE_END
+    + NEXT_LINE
     + r"[ \t]*\1{3,}[ \t]*"
 )
 MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
@@ -153,7 +163,10 @@ def _line_above(text: str, start: int, longest: int) -> Tuple[int, str] | None:
 
 
 # reStructuredText's mark of a literal block: "::" at a line's end, then a blank line
-LITERAL_MARK = re.compile(rf"::[ \t]*{LINE_END}(?:[ \t]*{LINE_END})+")
+# (or a paragraph separator, which is one)
+LITERAL_MARK = re.compile(
+    rf"::[ \t]*(?:{LINE_END}(?:[ \t]*{LINE_END})+|{PARAGRAPH_SEPARATOR}(?:[ \t]*{LINE_END})*)"
+)
 
 
 def _depth(line: str) -> int:
@@ -404,7 +417,7 @@ DIRECTIVE_LINE = re.compile(LINE_START + r"[ \t]{0,3}\.\. " + IN_LINE + "*", re.
 # line of "=", "-", "~" or "^" (the two lines, from the first one's start; "*", "#" and
 # "+" rules are as often an e-mail's dividers)
 UNDERLINED_LINES = re.compile(
-    LINE_START + rf"[ \t]*\S{IN_LINE}*{LINE_END}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
+    LINE_START + rf"[ \t]*\S{IN_LINE}*{NEXT_LINE}[ \t]*([=\-~^])\1{{2,}}[ \t]*(?={LINE_END}|\Z)",
     re.MULTILINE,
 )
 # An HTML comment or an element that holds no prose (``<pre>``, ``<script>``,
@@ -451,7 +464,7 @@ def says_nothing(text: str) -> bool:
 
 # A page's front matter at the text's start: YAML's between lines of "---", TOML's
 # between lines of "+++", the line after the opening one a "key:" or "key =" line
-FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{LINE_END}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
+FRONT_MATTER = re.compile(rf"(---|\+\+\+)[ \t]*{NEXT_LINE}[ \t]*[A-Za-z_][\w-]*[ \t]*[:=]")
 FRONT_MATTER_CLOSE = {
     mark: re.compile(rf"{LINE_END}{re.escape(mark)}[ \t]*(?={LINE_END}|\Z)")
     for mark in ("---", "+++")
@@ -462,7 +475,7 @@ FRONT_MATTER_CLOSE = {
 CUE_TIME = r"(?:\d{1,2}:)?\d{2}:\d{2}[,.]\d{3}"
 CUE_LINES = re.compile(
     LINE_START
-    + rf"(?:[ \t]*\d+[ \t]*{LINE_END})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
+    + rf"(?:[ \t]*\d+[ \t]*{NEXT_LINE})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
     re.MULTILINE,
 )
 # A page's footer or header in text from PDF, which ends each page with a form feed:

@@ -50,6 +50,7 @@ from .markup import (
     line_bounds,
     literal_blocks,
     number_shape,
+    one_line_break,
     org_blocks,
     outside,
     overlined_title,
@@ -597,7 +598,7 @@ def short_line_paragraphs(text: str) -> List[int]:
 def _below(text: str, above: "re.Match[str]", line: "re.Match[str]") -> bool:
     """Whether ``line`` (a ``LINE_TEXT`` match) is directly below ``above``: one line
     break between them, no blank line."""
-    return len(LINE_BREAK.findall(text, above.end(2), line.start(2))) == 1
+    return one_line_break(text, above.end(2), line.start(2))
 
 
 def bulleted(words: str) -> bool:
@@ -879,7 +880,7 @@ def heading_sentences(
         and at_line[k - 1]
         and ADORNMENT.fullmatch(stripped[k]) is not None
         and ADORNMENT.fullmatch(stripped[k - 1]) is None
-        and len(LINE_BREAK.findall(texts[k - 1])) == 1
+        and one_line_break(texts[k - 1])
         for k in range(len(starts))
     ]
     org = {a for a, _ in org_blocks(doc.text)[1]}  # an Org-mode page's headings

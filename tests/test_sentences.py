@@ -2094,6 +2094,7 @@ LINE_PARTS = [
     "*Note:* read this",
     "",
     "    indented code",
+    "For example::",
 ]
 
 
@@ -2136,6 +2137,17 @@ def with_line_ends(text: str, end: str, blank: str) -> str:
 )
 @example(  # (a paragraph separator between two rows: no table, as with a blank line)
     lines=["| a | b |", "", "|---|---|"], starts=set(), ends=("\u2028", "\u2029")
+)
+@example(  # (nor between a line and its underline: no heading)
+    lines=["the night shift closed it", "", "====="], starts=set(), ends=("\u2028", "\u2029")
+)
+@example(  # (nor where the adornment is a sentence of its own)
+    lines=["The valve was checked.", "", "====="], starts={0, 4}, ends=("\u2028", "\u2029")
+)
+@example(  # (a literal block's mark, then a paragraph separator: its blank line)
+    lines=["For example::", "", "    indented code", "Title", "====="],
+    starts=set(),
+    ends=("\u2028", "\u2029"),
 )
 def test_line_ends_do_not_change_the_layout_rules(lines: Any, starts: set, ends: Any) -> None:
     """Lines that end in any of Unicode's line ends (``markup.LINE_END``: Windows'
