@@ -28,7 +28,7 @@ from typing import (
 )
 
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
@@ -55,37 +55,28 @@ def sentence_record(doc: Doc, key: str, offset: int = 0) -> Dict[str, Any]:
     """``{"text", "sents", "segments"}``: the sentences and, with ``key``, the topic
     segments of ``doc``, each ``{"start", "end", "score"}`` in character offsets (plus
     ``offset``, where ``doc`` is a part of a longer text that starts there)."""
-    sents = (
-        [
-            {
-                "start": offset + sent.start_char,
-                "end": offset + sent.end_char,
-                "score": round(score, 4),
-            }
-            for sent, score in zip(doc.sents, sentence_end_scores(doc), strict=True)
-        ]
-        if len(doc)
-        else []
-    )
-    record: Dict[str, Any] = {"text": doc.text, "sents": sents}
-    group = doc.spans.get(key) if key else None
-    if group is not None:
-        record["segments"] = [
+
+    def spans(found: Iterable[Span], scores: Iterable[float]) -> List[Dict[str, Any]]:
+        return [
             {
                 "start": offset + span.start_char,
                 "end": offset + span.end_char,
                 "score": round(float(score), 4),
             }
-            for span, score in zip(group, group.attrs.get("scores", []), strict=True)
+            for span, score in zip(found, scores, strict=True)
         ]
+
+    sents = spans(doc.sents, sentence_end_scores(doc)) if len(doc) else []
+    record: Dict[str, Any] = {"text": doc.text, "sents": sents}
+    group = doc.spans.get(key) if key else None
+    if group is not None:
+        record["segments"] = spans(group, group.attrs.get("scores", []))
     return record
 
 
 def joined_record(records: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     """One ``sentence_record`` of a text from those of its consecutive parts (each made
     with its part's ``offset``): the texts joined, the sentences and segments in order."""
-    if len(records) == 1:
-        return dict(records[0])
     joined: Dict[str, Any] = {"text": "".join(r["text"] for r in records)}
     for field in ("sents", "segments"):
         if field in records[0]:
