@@ -311,6 +311,26 @@ class Errors:
         "AutoTokenizer reads), e.g. your embedding model's folder, or the name of one "
         "in the Hugging Face cache; nothing is downloaded."
     )
+    E137 = (
+        "[E137] A segment starts at unit {start}, outside the text's units 0..{last}: "
+        "give each segment's first unit (0 for the first segment)."
+    )
+    E138 = (
+        "[E138] The {name} segmentation must be a flat sequence of 0/1 gap values (one "
+        "per gap between neighbouring units; boundaries_from_starts builds one)."
+    )
+    E139 = (
+        "[E139] Pk and WindowDiff need at least two units (one gap) in the reference: "
+        "leave out texts of one unit."
+    )
+    E140 = (
+        "[E140] The reference and the hypothesis cover different numbers of gaps "
+        "({reference} and {hypothesis}): segment the same units in both."
+    )
+    E141 = (
+        "[E141] The window width k={k} must lie in 1..{n_gaps} (the number of gaps); "
+        "leave k unset for half the reference's mean segment length."
+    )
 
 
 class Warnings:

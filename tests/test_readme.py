@@ -48,11 +48,13 @@ OTHER_TOPIC = (
 def test_quickstart_segments_and_chunks_run_as_written() -> None:
     """Quickstart, then the topic-segment loop and the chunk example on the sample text
     (one topic: a company's history) followed by a paragraph on another, then
-    malloc_trim: the first line is the two sentences the Quickstart shows, and the loop
-    prints two segments, the second from where the other topic begins."""
+    malloc_trim, then the scoring example: the first line is the two sentences the
+    Quickstart shows, the loop prints two segments, the second from where the other
+    topic begins, and against those two topics as gold segments Pk is 0."""
     quickstart = block_with("nlp = load_pipeline()      # configs/default.cfg")
     segments = block_with('for span, score in zip(doc.spans["attn_segments"]')
     chunks = block_with("spacy_attnseg.chunks(nlp,")
+    score = block_with("nlp.evaluate([Example(nlp.make_doc(text), gold)])")
     trim = block_with('nlp.add_pipe("malloc_trim", last=True)')
     text = SAMPLE_TXT.read_text(encoding="utf8").strip() + " " + OTHER_TOPIC
     namespace: Dict[str, Any] = {"text": text, "other_text": "A second text. It is short."}
@@ -67,6 +69,14 @@ def test_quickstart_segments_and_chunks_run_as_written() -> None:
     assert segment_lines[1].endswith("  " + OTHER_TOPIC[:60])
     chunk_lines = [line for line in lines if re.match(r"^[01] \d+ ", line)]
     assert chunk_lines and chunk_lines[-1].startswith("1 ")  # the second text's chunk
+    # scored against gold segments that are the two topics: Pk 0; one token off: above 0
+    nlp = namespace["nlp"]
+    cut = nlp.make_doc(text).char_span(len(text) - len(OTHER_TOPIC), len(text)).start
+    assert [s.start for s in namespace["doc"].spans["attn_segments"]] == [0, cut]
+    namespace["cut"] = cut
+    assert run_blocks([score], namespace) == ["0.0"]
+    namespace["cut"] = cut + 1
+    assert float(run_blocks([score], namespace)[0]) > 0
     assert "malloc_trim" in namespace["nlp"].pipe_names
 
 

@@ -1,8 +1,9 @@
-"""Tests for paper.segmentation_metrics (Pk and WindowDiff).
+"""Tests for Pk and WindowDiff (``spacy_attnseg.scoring``, through
+``paper.segmentation_metrics``, which adds segment lengths and bootstrap intervals).
 
-The expected values were computed by hand from the definitions (see the module
-docstring); the comments list the probes (windows of ``k`` gaps) that count as
-errors.
+The expected values were computed by hand from the definitions (see
+``spacy_attnseg.scoring``'s docstring); the comments list the probes (windows of ``k``
+gaps) that count as errors.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def test_boundaries_from_masses_and_starts():
     assert boundaries_from_masses([1, 1, 1]) == [1, 1]
     with pytest.raises(ValueError):
         boundaries_from_masses([2, 0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E137\] A segment starts at unit 10, outside"):
         boundaries_from_starts([10], 10)
 
 
@@ -101,14 +102,16 @@ def test_hand_computed_trivial_hypotheses():
 
 
 def test_bad_input_raises():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E140\]"):
         pk(REF, REF[:-1])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E141\] The window width k=0 must lie in 1\.\.9"):
         window_diff(REF, REF, k=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E141\]"):
         pk(REF, REF, k=10)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"\[E139\]"):
         pk([], [])
+    with pytest.raises(ValueError, match=r"\[E138\]"):
+        pk([[0, 1]], [[0, 1]])
 
 
 def test_accepts_strings_and_booleans():

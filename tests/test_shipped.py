@@ -18,7 +18,9 @@ import pytest
 import spacy
 import torch
 from conftest import transformer_only_nlp
+from spacy.cli.evaluate import evaluate
 from spacy.language import Language
+from spacy.tokens import DocBin
 from spacy.training import Example
 from spacy.util import load_config, load_model_from_config
 
@@ -295,6 +297,21 @@ def test_save_load_and_package_offline(default_nlp: Language, tmp_path: Path) ->
             (s.start, s.end) for s in b.spans["attn_segments"]
         ]
         numpy.testing.assert_allclose(a._.start_scores, b._.start_scores, atol=1e-5)
+    # spacy evaluate scores the topic segments against gold ones in a DocBin
+    text = (REPO / "data" / "wikipedia" / "three_leads.txt").read_text(encoding="utf8")
+    gold = loaded(text)  # (its segments are the three articles: Pk 0 against them)
+    bounds = [0, text.index("Andre Kirk"), text.index("Animal Farm is"), len(text)]
+    gold.spans["attn_segments"] = [
+        gold.char_span(a, b, alignment_mode="expand")
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+    ]
+    DocBin(docs=[gold]).to_disk(tmp_path / "gold.spacy")
+    scores = evaluate(str(path), tmp_path / "gold.spacy", per_component=True)
+    assert scores["attn_segmenter"]["segments_pk"] == 0.0
+    assert scores["attn_segmenter"]["segments_windowdiff"] == 0.0
+    assert loaded.config["components"]["attn_segmenter"]["scorer"] == {
+        "@scorers": "spacy-attnseg.segmenter_scorer.v1"
+    }
     out = tmp_path / "packages"
     out.mkdir()
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")

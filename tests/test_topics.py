@@ -1978,3 +1978,64 @@ def test_paragraph_starts_hard_wrapped(minilm_nlp: Any) -> None:
     assert paragraph_starts(doc, numpy.array(starts)).tolist() == [True, False, True, False]
     # one long line is one paragraph, not one per line
     assert not lines_are_paragraphs(PARAGRAPHS[0])
+
+
+# -- scoring against gold segments ---------------------------------------------------
+
+
+def _probe_errors(gold: Sequence[int], found: Sequence[int], n: int) -> tuple[float, float]:
+    """Pk and WindowDiff from their definitions, over ``n`` units with segments starting
+    at ``gold`` and ``found``: each unit's segment number, then every probe of units
+    ``i`` and ``i + k`` (``k`` half the mean gold segment length, rounded half up)."""
+    ref = [sum(1 for s in gold if 0 < s <= i) for i in range(n)]
+    hyp = [sum(1 for s in found if 0 < s <= i) for i in range(n)]
+    k = max(1, min(n - 1, math.floor(n / (2 * (ref[-1] + 1)) + 0.5)))
+    probes = range(n - k)
+    pk = sum((ref[i] == ref[i + k]) != (hyp[i] == hyp[i + k]) for i in probes) / len(probes)
+    wd = sum(ref[i + k] - ref[i] != hyp[i + k] - hyp[i] for i in probes) / len(probes)
+    return pk, wd
+
+
+def test_evaluate_scores_topic_segments_against_gold_spans(default_nlp: Any) -> None:
+    """``nlp.evaluate`` (and so ``spacy evaluate``) reports Pk and WindowDiff of the topic
+    segments against a reference's ``doc.spans["attn_segments"]``, in the reference's own
+    tokens (here words split at spaces, not spaCy's tokens), as the mean over the
+    documents that have gold segments; None where none has."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    text = (DATA / "wikipedia" / "three_leads.txt").read_text(encoding="utf8")
+    leads = [0, text.index("Andre Kirk Agassi"), text.index("Animal Farm is")]
+    doc = default_nlp(text)
+    found = [span.start_char for span in doc.spans["attn_segments"]]
+    assert found == leads  # (the demo's three articles)
+
+    words = text.split(" ")
+    starts = list(itertools.accumulate([0] + [len(w) + 1 for w in words[:-1]]))
+
+    def reference(gold: List[int]) -> Any:
+        doc = Doc(default_nlp.vocab, words=words, spaces=[True] * (len(words) - 1) + [False])
+        bounds = [starts.index(c) if c in starts else None for c in gold] + [len(doc)]
+        assert None not in bounds
+        pairs = zip(bounds[:-1], bounds[1:], strict=True)
+        doc.spans["attn_segments"] = [doc[a:b] for a, b in pairs]
+        return doc
+
+    n = len(words)
+    found_words = [starts.index(c) for c in leads]
+    exact = Example(default_nlp.make_doc(text), reference(leads))
+    # a gold segmentation that differs: the second lead split again, the third start later
+    second = text.index("Described by", leads[1])
+    third = starts[found_words[2] + 12]
+    moved = Example(default_nlp.make_doc(text), reference([0, leads[1], second, third]))
+    gold_words = [0, found_words[1], starts.index(second), found_words[2] + 12]
+    expected = _probe_errors(gold_words, found_words, n)
+    assert 0.05 < expected[0] < 0.5 and 0.05 < expected[1] < 0.5
+    none = Example(default_nlp.make_doc(text), default_nlp.make_doc(text))
+
+    scores = default_nlp.evaluate([exact, moved, none])
+    assert scores["segments_pk"] == pytest.approx((0.0 + expected[0]) / 2)
+    assert scores["segments_windowdiff"] == pytest.approx((0.0 + expected[1]) / 2)
+    assert default_nlp.evaluate([moved])["segments_pk"] == pytest.approx(expected[0])
+    scores = default_nlp.evaluate([none])
+    assert scores["segments_pk"] is None and scores["segments_windowdiff"] is None

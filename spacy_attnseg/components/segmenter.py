@@ -34,6 +34,7 @@ from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
 from ..markup import LINE_BREAK, quoted_lines, says_nothing
+from ..scoring import segmenter_score
 from ..sentences import (
     ANY,
     MARKED_HEADING,
@@ -110,9 +111,15 @@ def install_extensions() -> None:
         "n_segments": 0,
         "long_sentence_tokens": topics.LONG_SENTENCE,
         "piece_tokens": topics.PIECE,
-        "scorer": {"@scorers": "spacy.senter_scorer.v1"},
+        "scorer": {"@scorers": "spacy-attnseg.segmenter_scorer.v1"},
     },
-    default_score_weights={"sents_f": 1.0, "sents_p": 0.0, "sents_r": 0.0},
+    default_score_weights={
+        "sents_f": 1.0,
+        "sents_p": 0.0,
+        "sents_r": 0.0,
+        "segments_pk": None,
+        "segments_windowdiff": None,
+    },
 )
 def make_attn_segmenter(
     nlp: Language,
@@ -246,6 +253,9 @@ def make_attn_segmenter(
         segment may start inside it; one over several lines (a table, a list, a code
         block) stays whole (0: sentences as they are; ``doc.sents`` is not changed).
     piece_tokens (int): the most wordpieces in a piece of a long sentence.
+    scorer (Optional[Callable]): scores the sentences and, against gold segments in a
+        reference's ``doc.spans[spans_key]``, the topic segments (Pk, WindowDiff;
+        ``spacy_attnseg.scoring``).
     """
     return AttnSegmenter(
         nlp,
@@ -377,7 +387,7 @@ class AttnSegmenter(AttentionPipe):
             raise ValueError(Errors.E028.format(value=segment_scale, scales=topics.SCALES))
         self.name = name
         self.vocab = nlp.vocab
-        self.scorer = scorer
+        self.scorer = segmenter_score if scorer is None else scorer
         if preset not in ("", PAPER):
             raise ValueError(Errors.E012.format(value=preset))
         self.cfg: Dict[str, Any] = {"transformer": transformer}
