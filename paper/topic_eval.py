@@ -44,7 +44,8 @@ half, four more that no setting is chosen on:
   which nothing is chosen.
 
 First half tuning, second half report. Pk and WindowDiff are computed in spaCy tokens per
-document (k = half the mean reference segment length in tokens) and averaged over
+document (k = half the mean reference segment length in tokens, rounded half up:
+``spacy_attnseg.scoring.default_k``) and averaged over
 documents; F1@1 counts a boundary as found when one lies within one sentence of it (each
 matched once). Peers in the same run, on the pipeline's own sentences: no boundary; NLTK
 TextTiling (every sentence a paragraph); with every sentence encoded on its own by the
@@ -330,11 +331,13 @@ def f1_within_one(ref: Sequence[int], hyp: Sequence[int], sent_starts: Sequence[
 
 
 def score(doc: Any, ref: Sequence[int], hyp: Sequence[int]) -> Dict[str, float]:
+    """Pk and WindowDiff of the segments starting at tokens ``hyp`` against ``ref`` over
+    ``doc``'s tokens, ``k`` half the mean reference segment length (``default_k``, as
+    ``attn_segmenter``'s scorer)."""
     n = len(doc)
     ref_gaps = boundaries_from_starts(ref, n)
     hyp_gaps = boundaries_from_starts(hyp, n)
-    k = max(1, round(n / (2 * len(ref))))
-    return {"pk": pk(ref_gaps, hyp_gaps, k), "wd": window_diff(ref_gaps, hyp_gaps, k)}
+    return {"pk": pk(ref_gaps, hyp_gaps), "wd": window_diff(ref_gaps, hyp_gaps)}
 
 
 def fig5_pipeline() -> Any:
