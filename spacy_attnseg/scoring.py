@@ -60,6 +60,7 @@ __all__ = [
     "default_k",
     "pk",
     "score_segments",
+    "segmenter_score",
     "window_diff",
 ]
 
@@ -173,9 +174,9 @@ def score_segments(
     segment. None where no example has gold segments (or ``spans_key`` is empty); a
     reference of fewer than two tokens is passed over."""
     scores: Dict[str, List[float]] = {"segments_pk": [], "segments_windowdiff": []}
-    for example in examples if spans_key else ():
+    for example in examples:
         reference, predicted = example.reference, example.predicted
-        if len(reference) < 2 or not len(reference.spans.get(spans_key, ())):
+        if not spans_key or len(reference) < 2 or not len(reference.spans.get(spans_key, ())):
             continue
         n = len(reference)
         gold = boundaries_from_starts(segment_starts(reference, spans_key, reference), n)

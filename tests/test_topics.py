@@ -2039,3 +2039,39 @@ def test_evaluate_scores_topic_segments_against_gold_spans(default_nlp: Any) -> 
     assert default_nlp.evaluate([moved])["segments_pk"] == pytest.approx(expected[0])
     scores = default_nlp.evaluate([none])
     assert scores["segments_pk"] is None and scores["segments_windowdiff"] is None
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(
+    n=st.integers(2, 60),
+    gold=st.lists(st.integers(1, 59), max_size=6),
+    found=st.lists(st.integers(1, 59), max_size=6),
+    missing=st.booleans(),
+)
+def test_segment_scores_follow_the_definitions(
+    n: int, gold: List[int], found: List[int], missing: bool
+) -> None:
+    """On any segmentation of a text of ``n`` words (a predicted Doc without the group
+    is one segment), ``score_segments`` gives the Pk and WindowDiff of the definitions."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_attnseg.scoring import score_segments
+
+    vocab = spacy.blank("en").vocab
+    gold = sorted({0, *(s for s in gold if s < n)})
+    found = sorted({0, *(s for s in found if s < n)})
+
+    def doc(starts: List[int], spans: bool) -> Doc:
+        made = Doc(vocab, words=[f"w{i}" for i in range(n)])
+        if spans:
+            bounds = [*starts, n]
+            made.spans["segs"] = [made[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        return made
+
+    example = Example(doc(found, not missing), doc(gold, True))
+    scores = score_segments([example], spans_key="segs")
+    pk, wd = _probe_errors(gold, [0] if missing else found, n)
+    assert scores["segments_pk"] == pytest.approx(pk)
+    assert scores["segments_windowdiff"] == pytest.approx(wd)
+    assert score_segments([example], spans_key="")["segments_pk"] is None
