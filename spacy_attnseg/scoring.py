@@ -155,9 +155,9 @@ def window_diff(
 
 
 def segment_starts(doc: Doc, key: str, on: Doc) -> List[int]:
-    """The tokens of ``on`` (a Doc of the same text) at which the spans of
-    ``doc.spans[key]`` start (none without that group): the token of ``on`` that holds
-    each span's first character, or ``on``'s first token."""
+    """The tokens of ``on`` (a Doc of the same text, tokenized its own way) at which the
+    spans of ``doc.spans[key]`` start (none without that group): the token of ``on``
+    that holds each span's first character, or ``on``'s first token."""
     token_starts = numpy.asarray([token.idx for token in on], dtype=numpy.int64)
     chars = [doc[span.start].idx for span in doc.spans.get(key, ()) if len(span)]
     found = numpy.searchsorted(token_starts, chars, side="right") - 1
@@ -179,7 +179,8 @@ def score_segments(
         if not spans_key or len(reference) < 2 or not len(reference.spans.get(spans_key, ())):
             continue
         n = len(reference)
-        gold = boundaries_from_starts(segment_starts(reference, spans_key, reference), n)
+        group = reference.spans[spans_key]
+        gold = boundaries_from_starts([span.start for span in group if len(span)], n)
         hypothesis = boundaries_from_starts(segment_starts(predicted, spans_key, reference), n)
         scores["segments_pk"].append(pk(gold, hypothesis))
         scores["segments_windowdiff"].append(window_diff(gold, hypothesis))
