@@ -331,6 +331,12 @@ class Errors:
         "[E141] The window width k={k} must lie in 1..{n_gaps} (the number of gaps); "
         "leave k unset for half the reference's mean segment length."
     )
+    E142 = (
+        '[E142] The other fields of document {number} (its "meta") cannot be stored in a '
+        "DocBin: {reason}. MessagePack, the format of a DocBin, holds integers of at most "
+        "64 bits and nests about 500 levels deep at most. Leave out --output to write JSON "
+        "lines, which keep those fields as they are, or change them (an id as a string)."
+    )
 
 
 class Warnings:

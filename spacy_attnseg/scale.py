@@ -89,8 +89,10 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
         # an item's meta as doc.user_data["meta"] (where lists read back as tuples)
         out = DocBin(store_user_data=True)
         reader = "a DocBin (`segment --output`) holds"
-        for doc, meta in pipe_docs(nlp, texts, job.batch_size, first, reader=reader):
+        documents = pipe_docs(nlp, texts, job.batch_size, first, reader=reader)
+        for number, (doc, meta) in enumerate(documents, start=first):
             if meta:
+                storable(meta, number)
                 doc.user_data["meta"] = meta
             out.add(doc)
         return bytes(out.to_bytes())
@@ -98,6 +100,23 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
         nlp, texts, job.output, batch_size=job.batch_size, first=first, tokenizer=job.tokenizer
     )
     return [json.dumps(record, ensure_ascii=False) for record in records]
+
+
+def storable(meta: Dict[str, Any], number: int) -> None:
+    """Stops with E142 where document ``number``'s ``meta`` is JSON that MessagePack, a
+    DocBin's format, cannot hold (an integer beyond 64 bits, nesting past its limit),
+    which ``DocBin.add`` would meet deep in its packer."""
+    import srsly
+
+    try:
+        srsly.msgpack_dumps({"meta": meta})  # (as it sits in doc.user_data)
+    except OverflowError:
+        reason = "they hold an integer beyond 64 bits"
+    except ValueError:
+        reason = "they nest deeper than it goes"
+    else:
+        return
+    raise ValueError(Errors.E142.format(number=number, reason=reason))
 
 
 def partitions(texts: Iterable[Item], size: int) -> Iterator[Tuple[int, List[Item]]]:

@@ -158,6 +158,44 @@ def test_local_run_equals_nlp_pipe(default_nlp: Any, texts: List[str]) -> None:
     assert [r["doc"] for r in expected][-1] == 8
 
 
+def nested(depth: int) -> Any:
+    """A JSON array nested ``depth`` levels deep."""
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_docbin_meta_that_msgpack_cannot_hold_stops_with_e142(default_nlp: Any) -> None:
+    """A document's other fields go into its DocBin as ``doc.user_data["meta"]``, in
+    MessagePack: an integer beyond 64 bits or nesting past 511 levels stopped deep in
+    its packer (OverflowError, "recursion limit exceeded"); now E142 names the document.
+    The deepest meta it holds comes back whole."""
+    job = Job(model="default", output="docbin", batch_size=BATCH, threads=torch.get_num_threads())
+    deepest = {"x": nested(510)}
+    items = [("One. Two.", {"id": 1}), ("Three. Four.", deepest)]
+    (data,) = run(items, job, size=BATCH)
+    docs = list(DocBin().from_bytes(data).get_docs(default_nlp.vocab))
+    assert docs[0].user_data["meta"] == {"id": 1}
+    value, depth = docs[1].user_data["meta"]["x"], 1
+    while value:
+        value, depth = value[0], depth + 1
+    assert depth == 510
+    for meta, reason in (
+        ({"id": 2**64}, "an integer beyond 64 bits"),
+        ({"id": -(2**63) - 1}, "an integer beyond 64 bits"),
+        ({"x": nested(511)}, "nest deeper than it goes"),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"\[E142\] The other fields of document 1 .*{reason}"
+        ):
+            list(run([("One. Two.", {"id": 1}), ("Three.", meta)], job, size=BATCH))
+    # JSON lines keep such fields as they are
+    chunks = Job(model="default", output="chunks", batch_size=BATCH, threads=job.threads)
+    (lines,) = run([("Three.", {"id": 2**64})], chunks, size=BATCH)
+    assert json.loads(lines[0])["meta"] == {"id": 2**64}
+
+
 def test_dask_docbin_equals_one_process(
     pairs_model: Path, texts: List[str], tmp_path: Path, one_thread: None
 ) -> None:
