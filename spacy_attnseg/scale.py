@@ -102,6 +102,45 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
     return [json.dumps(record, ensure_ascii=False) for record in records]
 
 
+@dataclass(frozen=True)
+class Packed:
+    """A partition's texts as one argument of a Dask task: as JSON text where they are
+    JSON (the command line's always are), else as they are. Dask reads a task's lists,
+    tuples and dicts item by item and pickle saves them, both recursively, so a
+    document whose other fields nest some 500 levels deep overflowed Python's stack in
+    either; an object of its own Dask passes through, and a string pickles flat."""
+
+    state: str = ""
+    items: Optional[List[Item]] = None
+
+    @classmethod
+    def of(cls, texts: List[Item]) -> "Packed":
+        try:
+            return cls(state=json.dumps([_json_item(item) for item in texts], ensure_ascii=False))
+        except (TypeError, ValueError, RecursionError):
+            return cls(items=texts)
+
+    def texts(self) -> List[Item]:
+        if self.items is not None:
+            return self.items
+        items = json.loads(self.state)
+        return [i if isinstance(i, str) else (i["text"], i["meta"]) for i in items]
+
+
+def _json_item(item: Item) -> Any:
+    """An item as JSON: a text as it is, a ``(text, meta)`` pair as an object."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, tuple) and len(item) == 2:
+        return {"text": item[0], "meta": item[1]}
+    raise TypeError("neither a text nor a (text, meta) pair")
+
+
+def process_packed(job: Job, packed: Packed, first: int) -> Result:
+    """:func:`process_partition` of a :class:`Packed` partition (the Dask task)."""
+    return process_partition(job, packed.texts(), first)
+
+
 def storable(meta: Dict[str, Any], number: int) -> None:
     """Stops with E142 where document ``number``'s ``meta`` is JSON that MessagePack, a
     DocBin's format, cannot hold (an integer beyond 64 bits, nesting past its limit),
@@ -204,7 +243,7 @@ def _run_dask(
         for first, part in parts:
             # pure=False: the same texts twice are two tasks
             in_flight.append(
-                (len(part), client.submit(process_partition, job, part, first, pure=False))
+                (len(part), client.submit(process_packed, job, Packed.of(part), first, pure=False))
             )
             if len(in_flight) >= 2 * n_workers:
                 yield _collect(in_flight.popleft(), on_done)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pickle
 import pty
 import struct
 import subprocess
@@ -35,7 +36,7 @@ from spacy_attnseg.records import (
     sentence_record,
     text_batches,
 )
-from spacy_attnseg.scale import WORKER_ENVIRON, Job, partition_size, partitions, run
+from spacy_attnseg.scale import WORKER_ENVIRON, Job, Packed, partition_size, partitions, run
 
 BATCH = 4
 N_DOCS = 24
@@ -269,6 +270,29 @@ def test_chunks_on_a_running_cluster_equal_one_process(
         # each line's other fields come back with every record of its document
         numbers = [r["doc"] for r in records] if command[0] == "chunk" else range(N_DOCS)
         assert [r.get("meta", {}) for r in records] == [meta_of(n) for n in numbers]
+
+
+def test_deep_fields_reach_the_workers(cluster: Any, one_thread: None) -> None:
+    """A document's other fields, however deep the command line reads them (Dask's
+    task parser and pickle both recursed into them: 600 levels overflowed the stack),
+    and integers beyond 64 bits, come back from the workers as they went; items that
+    are not JSON travel as they are."""
+    job = Job(model="default", output="chunks", batch_size=BATCH, threads=1)
+    deep = {"x": nested(900), "id": 2**70, "score": float("nan")}
+    items: List[Any] = [("One. Two.", deep), "Three.", ("Four.", {"when": (1, 2)})]
+    here = [line for part in run(items, job, size=BATCH) for line in part]
+    address = cluster.scheduler_address
+    there = [line for part in run(items, job, engine="dask", address=address) for line in part]
+    assert there == here and len(here) == 3
+    assert json.loads(here[0])["meta"]["id"] == 2**70
+    packed = Packed.of(items)
+    assert packed.state and pickle.loads(pickle.dumps(packed)).texts() == [
+        ("One. Two.", json.loads(json.dumps(deep))),
+        "Three.",
+        ("Four.", {"when": [1, 2]}),
+    ]
+    raw = Packed.of([("Five.", {"at": object})])  # not JSON: as it is
+    assert raw.items is not None and raw.texts()[0][1]["at"] is object
 
 
 def test_sentence_records_hold_sentences_and_segments(default_nlp: Any) -> None:
