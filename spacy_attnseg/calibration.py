@@ -320,14 +320,32 @@ def search(
     )
 
 
+def inner_starts(examples: Sequence[Example]) -> str:
+    """Why ``examples`` cannot calibrate (none has gold sentences, or none a sentence
+    start after its first token: single sentences say nothing of where one ends inside
+    a text, and every head would score F1 0); "" where they can."""
+    annotated = [eg for eg in examples if eg.reference.has_annotation("SENT_START")]
+    if not annotated:
+        return f"none of the {len(examples)} examples has sentence annotation"
+    if not any(token.is_sent_start for eg in annotated for token in eg.reference[1:]):
+        return (
+            f"none of the {len(annotated)} examples with gold sentences holds a sentence "
+            "start after its first token (each is one sentence)"
+        )
+    return ""
+
+
 def calibrate_segmenter(
     component: Any, examples: Iterable[Example], *, max_heads: int = 4
 ) -> CalibrationResult:
-    """Calibrate ``component`` on examples with gold sentence boundaries."""
-    examples = [eg for eg in examples if eg.reference.has_annotation("SENT_START")]
-    if not examples:
-        raise ValueError(Errors.E009.format(n=0))
-    calibrator = collect(component, examples)
+    """Calibrate ``component`` on examples with gold sentence boundaries (E009 where
+    they hold no sentence start inside a document)."""
+    examples = list(examples)
+    problem = inner_starts(examples)
+    if problem:
+        raise ValueError(Errors.E009.format(problem=problem))
+    annotated = [eg for eg in examples if eg.reference.has_annotation("SENT_START")]
+    calibrator = collect(component, annotated)
     return search(calibrator, max_heads=max_heads)
 
 

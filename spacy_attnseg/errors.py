@@ -45,9 +45,10 @@ class Errors:
         "token texts (none empty) such as ['.', '!', '?']."
     )
     E009 = (
-        "[E009] Calibration needs gold sentence boundaries: none of the {n} examples has "
-        "sentence annotation. Pass examples whose reference docs set `is_sent_start`, for "
-        "instance from `python -m spacy convert file.conllu .` of a UD treebank."
+        "[E009] Calibration needs gold sentence starts inside documents: {problem}. Pass "
+        "examples whose reference docs set `is_sent_start` and hold two or more sentences "
+        "each: the documents of a UD treebank's .conllu file (its `# newdoc` comments), "
+        "or `python -m spacy convert file.conllu . -n 10`."
     )
     E010 = "[E010] Invalid `threshold` {value}: it must lie in (0, 1]."
     E011 = (
@@ -369,6 +370,13 @@ class Warnings:
         "[W005] {path} holds JSON documents (JSON lines or an array), but a file whose name "
         "ends in none of {endings} is read as one document of text, its JSON syntax and "
         "all. For one document per JSON object, give the file one of those endings."
+    )
+    W006 = (
+        "[W006] '{component}' was not calibrated: {problem}, so they say nothing of where "
+        "a sentence ends inside a text, and its settings stay as configured. To calibrate "
+        "it, initialize with documents of two or more sentences (`python -m spacy convert "
+        "file.conllu . -n 10`); to leave it as it is without this warning, set `calibrate = "
+        "false` under [initialize.components.{component}]."
     )
 
 

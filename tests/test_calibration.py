@@ -20,10 +20,12 @@ from spacy_attnseg.calibration import (
     Calibrator,
     Sweep,
     _DocData,
+    calibrate_segmenter,
     search,
     sweep_threshold,
 )
 from spacy_attnseg.capture import COLSUM_HEADS
+from spacy_attnseg.gold import GoldDocument
 from spacy_attnseg.sentences import candidate_mask, decision_targets
 
 # -- sweep_threshold -------------------------------------------------------------------
@@ -222,6 +224,35 @@ def test_calibration_on_ewt_dev(tmp_path: Path) -> None:
     heads = numpy.asarray(doc._.trf_data.model_output[COLSUM_HEADS])[0].tolist()
     layer = cfg["layers"][0]
     assert heads == sorted([layer, h] for h in (cfg["heads"] or range(12)))
+
+
+def test_calibration_needs_sentence_starts_inside_documents() -> None:
+    """Examples of one sentence each hold no boundary inside a text, and every head
+    scores F1 0 on them: ``calibrate`` stops with E009, which says why, and
+    ``nlp.initialize`` (as ``spacy train`` runs it on a corpus converted a sentence a
+    document) warns W006 and keeps the configured settings (it chose layer 0, head 0,
+    threshold 0.5)."""
+    nlp = spacy_attnseg.load_pipeline("attention")
+    segmenter = nlp.get_pipe("attn_segmenter")
+    before = {k: segmenter.cfg[k] for k in ("layers", "heads", "threshold")}
+    documents = read_conllu_documents(EWT_DEV)[:3]
+    sentences = [GoldDocument(s, [0]) for d in documents for s in d.sentences()]
+    single = to_spacy_examples(nlp, sentences)
+    assert len(single) > 10 and all(eg.reference.has_annotation("SENT_START") for eg in single)
+    n = len(single)
+    inside = rf"none of the {n} examples with gold sentences holds a sentence start after its"
+    with pytest.raises(ValueError, match=rf"\[E009\] .*{inside}"):
+        calibrate_segmenter(segmenter, single)
+    with pytest.raises(ValueError, match=r"\[E009\] .*none of the 0 examples has sentence"):
+        calibrate_segmenter(segmenter, [])
+    bare = [Example(nlp.make_doc(d.text), nlp.make_doc(d.text)) for d in documents]
+    with pytest.raises(ValueError, match=r"none of the 3 examples has sentence annotation"):
+        calibrate_segmenter(segmenter, bare)
+    with pytest.warns(UserWarning, match=r"\[W006\] 'attn_segmenter' was not calibrated"):
+        nlp.initialize(lambda: single)
+    assert {k: segmenter.cfg[k] for k in before} == before
+    # documents of several sentences still calibrate (test_calibration_on_ewt_dev)
+    assert len(calibrate_segmenter(segmenter, to_spacy_examples(nlp, documents)).trail)
 
 
 def test_best_threshold_prefers_a_plateau_to_a_spike() -> None:

@@ -812,8 +812,12 @@ class AttnSegmenter(AttentionPipe):
             return
         if not any(eg.reference.has_annotation("SENT_START") for eg in examples):
             return
-        from ..calibration import calibrate_segmenter
+        from ..calibration import calibrate_segmenter, inner_starts
 
+        problem = inner_starts(examples)
+        if problem:  # (sentences one by one: calibration would choose a head at random)
+            warnings.warn(Warnings.W006.format(component=self.name, problem=problem), stacklevel=2)
+            return
         result = calibrate_segmenter(self, examples, max_heads=max_heads)
         self.update_settings({**result.best_config(), "preset": ""})
 
