@@ -540,6 +540,7 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"max_tokens": -5}, "E015"),
         ({"long_sentence_tokens": -1}, "E015"),
         ({"piece_tokens": 0}, "E015"),
+        ({"segment_layers": 0}, "E015"),  # (with "hidden": no layer, one segment)
         ({"segment_short_text": -1}, "E015"),
         ({"min_sents": 5, "max_sents": 2}, "E125"),
         # (the sentence spans would replace the topic segments)

@@ -198,7 +198,8 @@ def make_attn_segmenter(
         "hidden", the sum of the hidden states of the last ``segment_layers`` layers
         (each sentence's wordpieces carry its neighbours).
     segment_layers (int): with ``segment_vectors`` "hidden", how many of the last
-        layers' hidden states make the sentence vectors.
+        layers' hidden states make the sentence vectors (at least 1; all of them where
+        the model has fewer).
     segment_method (str): "partition" (optimal partitioning of the sentence vectors,
         the default) or "texttiling" (depth scores of gap similarities).
     segment_penalty (float): "partition": what a boundary costs, times ln(number of
@@ -364,7 +365,8 @@ class AttnSegmenter(AttentionPipe):
             ("long_sentence_tokens", long_sentence_tokens),
             ("piece_tokens", piece_tokens),
         ):
-            least = 1 if key in ("segment_window", "min_sents", "piece_tokens") else 0
+            ones = ("segment_layers", "segment_window", "min_sents", "piece_tokens")
+            least = 1 if key in ones else 0
             if value < least:
                 raise ValueError(Errors.E015.format(key=key, value=value, least=least))
         if 0 < max_sents < min_sents:
