@@ -338,6 +338,13 @@ class Errors:
         "64 bits and nests about 500 levels deep at most. Leave out --output to write JSON "
         "lines, which keep those fields as they are, or change them (an id as a string)."
     )
+    E143 = (
+        "[E143] The gold topic segments of example {number} (its reference's "
+        "doc.spans[{key!r}]) overlap or are out of order: a span at tokens {start}..{end} "
+        "follows one that ends at token {previous}. Give the segments in order, each "
+        "starting where the one before ends (or later: the tokens between belong to the "
+        "segment before)."
+    )
 
 
 class Warnings:

@@ -172,15 +172,28 @@ def score_segments(
     Pk and WindowDiff of the predicted Doc's ``spans_key`` group, in the reference's
     tokens, ``k`` from :func:`default_k`; a predicted Doc without the group is one
     segment. None where no example has gold segments (or ``spans_key`` is empty); a
-    reference of fewer than two tokens is passed over."""
+    reference of fewer than two tokens is passed over. A gold segment starts at each
+    span after the first (tokens before the first span, or between two spans, belong to
+    the segment before them); spans that overlap or are out of order are E143."""
     scores: Dict[str, List[float]] = {"segments_pk": [], "segments_windowdiff": []}
-    for example in examples:
+    for number, example in enumerate(examples):
         reference, predicted = example.reference, example.predicted
         if not spans_key or len(reference) < 2 or not len(reference.spans.get(spans_key, ())):
             continue
         n = len(reference)
-        group = reference.spans[spans_key]
-        gold = boundaries_from_starts([span.start for span in group if len(span)], n)
+        group = [span for span in reference.spans[spans_key] if len(span)]
+        for before, span in zip(group[:-1], group[1:], strict=True):
+            if span.start < before.end:
+                raise ValueError(
+                    Errors.E143.format(
+                        number=number,
+                        key=spans_key,
+                        start=span.start,
+                        end=span.end,
+                        previous=before.end,
+                    )
+                )
+        gold = boundaries_from_starts([span.start for span in group[1:]], n)
         hypothesis = boundaries_from_starts(segment_starts(predicted, spans_key, reference), n)
         scores["segments_pk"].append(pk(gold, hypothesis))
         scores["segments_windowdiff"].append(window_diff(gold, hypothesis))

@@ -7,7 +7,7 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import pytest
@@ -2075,3 +2075,38 @@ def test_segment_scores_follow_the_definitions(
     assert scores["segments_pk"] == pytest.approx(pk)
     assert scores["segments_windowdiff"] == pytest.approx(wd)
     assert score_segments([example], spans_key="")["segments_pk"] is None
+
+
+def test_gold_segments_are_read_by_their_starts_in_order() -> None:
+    """A gold segment starts at each span after the first: tokens before the first span
+    or between two spans belong to the segment before (a gold group built from
+    character offsets may leave out white space); spans that overlap or come out of
+    order stop with E143, which names the example and the spans (they were scored by
+    their starts, sorted)."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    from spacy_attnseg.scoring import score_segments
+
+    vocab = spacy.blank("en").vocab
+    n = 30
+
+    def doc(*bounds: Tuple[int, int]) -> Doc:
+        made = Doc(vocab, words=[f"w{i}" for i in range(n)])
+        made.spans["segs"] = [made[a:b] for a, b in bounds]
+        return made
+
+    def score(*gold: Tuple[int, int]) -> Any:
+        return score_segments([Example(doc((0, 12), (12, n)), doc(*gold))], spans_key="segs")
+
+    exact = score((0, 12), (12, n))
+    assert exact["segments_pk"] == 0.0
+    assert score((3, 12), (12, n)) == exact  # text before the first span: the first segment
+    assert score((0, 10), (12, 29)) == exact  # a gap: the segment before
+    assert score((0, 10), (10, n))["segments_pk"] > 0.05
+    for gold, detail in (
+        (((0, 15), (12, n)), "a span at tokens 12..30 follows one that ends at token 15"),
+        (((12, n), (0, 12)), "a span at tokens 0..12 follows one that ends at token 30"),
+    ):
+        with pytest.raises(ValueError, match=rf"\[E143\] .* example 0 .*{detail}"):
+            score(*gold)
