@@ -52,5 +52,7 @@ def set_sentence_spans(doc: Doc, key: str) -> None:
 def span_colors(doc: Doc, key: str, palette: Tuple[str, ...] = ("#c6dbef", "#c7e9c0")) -> dict:
     """displaCy's ``colors`` option giving consecutive spans of ``doc.spans[key]``
     alternating colours: ``displacy.render(doc, style="span", options={"spans_key":
-    key, "colors": span_colors(doc, key)})``. (Spans with the same label share one.)"""
-    return {span.label_: palette[i % len(palette)] for i, span in enumerate(doc.spans[key])}
+    key, "colors": span_colors(doc, key)})``. (Spans with the same label share one; a
+    Doc without the group gets none, as displaCy draws no spans for it.)"""
+    spans = doc.spans.get(key, ())
+    return {span.label_: palette[i % len(palette)] for i, span in enumerate(spans)}

@@ -20,7 +20,7 @@ from spacy import displacy
 from spacy.tokens import DocBin
 
 from spacy_attnseg import load_pipeline
-from spacy_attnseg.spans import score_label
+from spacy_attnseg.spans import score_label, span_colors
 from spacy_attnseg.view import head_view_data, head_view_html
 
 THRESHOLD = 0.8
@@ -77,6 +77,17 @@ def test_displacy_renders_segments_and_sentences(default_nlp: Any, sample_text: 
         assert [s.label_ for s in group] == [f"{kind} {score:.2f}" for score in scores]
         html = displacy.render(doc, style="span", options={"spans_key": group.name})
         assert all(score_label(kind, score) in html for score in scores)
+    # consecutive segments in alternating colours (each label its own here)
+    colors = span_colors(doc, "attn_segments")
+    assert len(colors) == len(segments) == len({s.label_ for s in segments})
+    assert [colors[s.label_] for s in segments] == [
+        ("#c6dbef", "#c7e9c0")[i % 2] for i in range(len(segments))
+    ]
+    html = displacy.render(
+        doc, style="span", options={"spans_key": "attn_segments", "colors": colors}
+    )
+    assert all(color in html for color in colors.values())
+    assert span_colors(doc, "no such group") == {} == span_colors(default_nlp(""), "attn_segments")
     # the labels and scores survive a DocBin
     (back,) = DocBin(store_user_data=True, docs=[doc]).get_docs(default_nlp.vocab)
     assert [s.label_ for s in back.spans["attn_segments"]] == [s.label_ for s in segments]
