@@ -108,7 +108,9 @@ class Packed:
     JSON (the command line's always are), else as they are. Dask reads a task's lists,
     tuples and dicts item by item and pickle saves them, both recursively, so a
     document whose other fields nest some 500 levels deep overflowed Python's stack in
-    either; an object of its own Dask passes through, and a string pickles flat."""
+    either; an object of its own Dask passes through, and a string pickles flat. (Read
+    back as JSON reads: a tuple in a meta comes back a list, as JSON lines and a DocBin
+    write both, and a key that is not a string comes back a string.)"""
 
     state: str = ""
     items: Optional[List[Item]] = None
