@@ -510,8 +510,18 @@ def test_error_transformer_after_component(tiny_model_dir: Any) -> None:
     nlp = transformer_only_nlp(tiny_model_dir("bert"))
     nlp.add_pipe("attn_segmenter", first=True)
     nlp.initialize()
-    with pytest.raises(ValueError, match=r"\[E001\]"):
+    # the message names the running pipeline (it said "pipeline: ?")
+    running = r"\(pipeline: \['attn_segmenter', 'transformer'\]\)"
+    with pytest.raises(ValueError, match=rf"\[E001\] .*{running}"):
         nlp("A sentence. Another one.")
+    nlp.add_pipe("attn_head_pairs")
+    with nlp.select_pipes(enable=["attn_head_pairs"]):
+        disabled = r"pipeline: \['attn_head_pairs'\]; disabled: \['attn_segmenter', 'transformer'\]"
+        with pytest.raises(
+            ValueError,
+            match=rf"\[E001\] .* before 'attn_head_pairs' .*{disabled}",
+        ):
+            nlp("A sentence. Another one.")
 
 
 def test_error_tok2vec_named_transformer() -> None:

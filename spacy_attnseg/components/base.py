@@ -125,6 +125,18 @@ class CaptureReader:
         self._trf = find_transformer(nlp, self.cfg["transformer"], self.name)
         self._nlp_ref = PipelineRef(nlp)
 
+    def no_transformer_output(self) -> ValueError:
+        """E001 for a Doc that reaches this component without the transformer's output
+        (``doc._.trf_data``): the transformer is disabled, after this component, or
+        gone. The message lists the running pipeline, and the disabled components."""
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        names: Any = "?" if nlp is None else nlp.pipe_names
+        if nlp is not None and nlp.disabled:
+            names = f"{names}; disabled: {nlp.disabled}"
+        return ValueError(
+            Errors.E001.format(name=self.cfg["transformer"], component=self.name, pipe_names=names)
+        )
+
     def transformer_pipe(self) -> Any:
         """The spacy-transformers component this component reads."""
         return self._trf

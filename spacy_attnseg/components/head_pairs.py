@@ -148,11 +148,7 @@ class AttnHeadPairs(AttentionPipe):
         if len(doc) == 0:
             return empty
         if trf_data is None:
-            raise ValueError(
-                Errors.E001.format(
-                    name=self.cfg["transformer"], component=self.name, pipe_names="?"
-                )
-            )
+            raise self.no_transformer_output()
         output = trf_data.model_output
         if trf_data.wordpieces.input_ids.size == 0 or len(trf_data.align.dataXd) == 0:
             empty["segments"] = [(0, len(doc), 0.0)]

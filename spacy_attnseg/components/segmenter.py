@@ -740,11 +740,7 @@ class AttnSegmenter(AttentionPipe):
         arrays' device; None when the doc has no wordpieces."""
         trf_data = getattr(doc._, "trf_data", None)
         if trf_data is None:
-            raise ValueError(
-                Errors.E001.format(
-                    name=self.cfg["transformer"], component=self.name, pipe_names="?"
-                )
-            )
+            raise self.no_transformer_output()
         if trf_data.wordpieces.input_ids.size == 0 or len(trf_data.align.dataXd) == 0:
             return None
         output = trf_data.model_output
