@@ -320,7 +320,7 @@ def search(
     )
 
 
-def inner_starts(examples: Sequence[Example]) -> str:
+def calibration_problem(examples: Sequence[Example]) -> str:
     """Why ``examples`` cannot calibrate (none has gold sentences, or none a sentence
     start after its first token: single sentences say nothing of where one ends inside
     a text, and every head would score F1 0); "" where they can."""
@@ -341,7 +341,7 @@ def calibrate_segmenter(
     """Calibrate ``component`` on examples with gold sentence boundaries (E009 where
     they hold no sentence start inside a document)."""
     examples = list(examples)
-    problem = inner_starts(examples)
+    problem = calibration_problem(examples)
     if problem:
         raise ValueError(Errors.E009.format(problem=problem))
     annotated = [eg for eg in examples if eg.reference.has_annotation("SENT_START")]

@@ -7,7 +7,7 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 import pytest
@@ -2091,12 +2091,12 @@ def test_gold_segments_are_read_by_their_starts_in_order() -> None:
     vocab = spacy.blank("en").vocab
     n = 30
 
-    def doc(*bounds: Tuple[int, int]) -> Doc:
+    def doc(*bounds: tuple[int, int]) -> Doc:
         made = Doc(vocab, words=[f"w{i}" for i in range(n)])
         made.spans["segs"] = [made[a:b] for a, b in bounds]
         return made
 
-    def score(*gold: Tuple[int, int]) -> Any:
+    def score(*gold: tuple[int, int]) -> Any:
         return score_segments([Example(doc((0, 12), (12, n)), doc(*gold))], spans_key="segs")
 
     exact = score((0, 12), (12, n))

@@ -810,9 +810,9 @@ class AttnSegmenter(AttentionPipe):
             return
         if not any(eg.reference.has_annotation("SENT_START") for eg in examples):
             return
-        from ..calibration import calibrate_segmenter, inner_starts
+        from ..calibration import calibrate_segmenter, calibration_problem
 
-        problem = inner_starts(examples)
+        problem = calibration_problem(examples)
         if problem:  # (sentences one by one: calibration would choose a head at random)
             warnings.warn(Warnings.W006.format(component=self.name, problem=problem), stacklevel=2)
             return
