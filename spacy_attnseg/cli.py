@@ -185,23 +185,30 @@ def _loads(text: str) -> Any:
         raise json.JSONDecodeError("nested deeper than the JSON reader goes", text, 0) from None
 
 
-def _json(text: str, where: str) -> Any:
+def _json(text: str, where: str, key: str) -> Any:
     try:
         return _loads(text)
     except json.JSONDecodeError as e:
-        raise typer.BadParameter(Errors.E112.format(where=where, detail=f"not JSON: {e}")) from None
+        raise typer.BadParameter(
+            Errors.E112.format(where=where, key=key, detail=f"not JSON: {e}")
+        ) from None
 
 
-def _json_array(text: str) -> List[Any]:
+def _json_array(text: str, key: str) -> List[Any]:
     try:
         return cast(List[Any], _loads(text))
     except json.JSONDecodeError as e:
-        raise typer.BadParameter(Errors.E126.format(detail=e)) from None
+        raise typer.BadParameter(Errors.E126.format(key=key, detail=e)) from None
 
 
-def _is_record(value: Any) -> bool:
-    """Whether a JSON value is a document's object: one with a string "text"."""
-    return isinstance(value, dict) and isinstance(value.get("text"), str)
+#: The field of an input's JSON objects that holds a document's text, unless --text-key
+#: names another
+TEXT_KEY = "text"
+
+
+def _is_record(value: Any, key: str = TEXT_KEY) -> bool:
+    """Whether a JSON value is a document's object: one with a string field ``key``."""
+    return isinstance(value, dict) and isinstance(value.get(key), str)
 
 
 JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "true or false"}
@@ -214,50 +221,67 @@ def _json_type(value: Any) -> str:
     return JSON_TYPES.get(type(value), "a number")
 
 
-def _record(record: Any, where: str) -> Tuple[str, Dict[str, Any]]:
-    """``(text, meta)`` of one JSON object (its "text" and its other fields) or string
-    (the text, no meta)."""
+def _missing_key(record: Dict[str, Any], key: str) -> str:
+    """Why ``record`` has no text under ``key``, with the fields that hold strings (which
+    --text-key can name)."""
+    fields = [name for name, value in record.items() if isinstance(value, str)]
+    if not fields:
+        return f'no field "{key}"'
+    names = ", ".join(json.dumps(name, ensure_ascii=False) for name in fields[:5])
+    more = f" and {len(fields) - 5} more" if len(fields) > 5 else ""
+    return f'no field "{key}"; its strings are in {names}{more}: --text-key names the field to read'
+
+
+def _record(record: Any, where: str, key: str = TEXT_KEY) -> Tuple[str, Dict[str, Any]]:
+    """``(text, meta)`` of one JSON object (its field ``key`` and its other fields) or
+    string (the text, no meta)."""
     if isinstance(record, str):
-        record = {"text": record}
-    if not _is_record(record):
+        return _checked_text(record, where), {}
+    if not _is_record(record, key):
         if not isinstance(record, dict):
             detail = f"it is {_json_type(record)}"
-        elif "text" in record:
-            detail = f'its "text" is {_json_type(record["text"])}'
+        elif key in record:
+            detail = f'its "{key}" is {_json_type(record[key])}'
         else:
-            detail = 'no field "text"'
-        raise typer.BadParameter(Errors.E112.format(where=where, detail=detail))
-    surrogate = SURROGATE.search(record["text"])
+            detail = _missing_key(record, key)
+        raise typer.BadParameter(Errors.E112.format(where=where, key=key, detail=detail))
+    return _checked_text(record[key], where), {k: v for k, v in record.items() if k != key}
+
+
+def _checked_text(text: str, where: str) -> str:
+    """``text``, or E116 where it holds a lone surrogate (spaCy's tokenizer cannot
+    encode one)."""
+    surrogate = SURROGATE.search(text)
     if surrogate is not None:
         raise typer.BadParameter(
             Errors.E116.format(where=where, code=ord(surrogate.group()), pos=surrogate.start())
         )
-    return record["text"], {k: v for k, v in record.items() if k != "text"}
+    return text
 
 
-def _read_records(handle: Input) -> Iterator[Tuple[str, Dict[str, Any]]]:
+def _read_records(handle: Input, key: str = TEXT_KEY) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """``(text, meta)`` of every JSON line, or of every item where the input is one JSON
     array (its first character other than white space is "["; read whole): each an
-    object with a string "text", or a string, a document's text (``_record``)."""
+    object with a string field ``key``, or a string, a document's text (``_record``)."""
     lines = enumerate(handle, start=1)
     first = True
     for number, line in lines:
         if not line.strip():
             continue
         if first and line.lstrip().startswith("["):
-            items = _json_array(line + "".join(rest for _, rest in lines))
+            items = _json_array(line + "".join(rest for _, rest in lines), key)
             for index, item in enumerate(items, start=1):
-                yield _record(item, f"Item {index} of the input's JSON array")
+                yield _record(item, f"Item {index} of the input's JSON array", key)
             return
         first = False
         where = f"Line {number} of the input"
-        yield _record(_json(line, where), where)
+        yield _record(_json(line, where, key), where, key)
 
 
-def _holds_json_documents(text: str) -> bool:
+def _holds_json_documents(text: str, key: str = TEXT_KEY) -> bool:
     """Whether ``text``, read as one document, holds JSON documents instead: its first
-    line (or all of it) an object with a string "text", or all of it an array whose
-    first item is one or a string."""
+    line (or all of it) an object with a string field ``key``, or all of it an array
+    whose first item is one or a string."""
     first = next((i for i, c in enumerate(text) if not c.isspace()), len(text))
     if text[first : first + 1] not in ("{", "["):
         return False
@@ -268,16 +292,16 @@ def _holds_json_documents(text: str) -> bool:
         except ValueError:
             continue
         if isinstance(value, list):  # (an array's item: an object, or a string, its text)
-            return bool(value) and (isinstance(value[0], str) or _is_record(value[0]))
-        return _is_record(value)
+            return bool(value) and (isinstance(value[0], str) or _is_record(value[0], key))
+        return _is_record(value, key)
     return False
 
 
-def _read_document(handle: Input, input: str) -> str:
+def _read_document(handle: Input, input: str, key: str = TEXT_KEY) -> str:
     """The whole input as one document of text, with W005 where a file's text holds
     JSON documents (which a name ending in ``JSON_LINES`` would have read one by one)."""
     text = handle.read()
-    if input != "-" and _holds_json_documents(text):
+    if input != "-" and _holds_json_documents(text, key):
         typer.echo(Warnings.W005.format(path=input, endings=", ".join(JSON_LINES)), err=True)
     return text
 
@@ -299,6 +323,14 @@ PartitionSize = Annotated[
     int, typer.Option("--partition-size", help="Documents per partition (whole batches).")
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+TextKey = Annotated[
+    str,
+    typer.Option(
+        "--text-key",
+        help="The field of each JSON object that holds its document's text (as in spaCy's "
+        "`apply`); the other fields are its meta.",
+    ),
+]
 GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help="GPU to run on (-1: the CPU).")]
 
 
@@ -376,12 +408,12 @@ def _json_lines(input: str) -> bool:
     return name.endswith(JSON_LINES)
 
 
-def _texts(handle: Input, input: str) -> Iterable[Item]:
+def _texts(handle: Input, input: str, key: str) -> Iterable[Item]:
     """One document per JSON line, with its other fields, from standard input or a
     JSON-lines file; else the whole file as one document (.txt, .md, ...)."""
     if input == "-" or _json_lines(input):
-        return _read_records(handle)
-    return [_read_document(handle, input)]
+        return _read_records(handle, key)
+    return [_read_document(handle, input, key)]
 
 
 @app.command("segment", short_help="Sentences and topic segments of a text or of JSON lines.")
@@ -409,6 +441,7 @@ def segment_cli(
     scheduler: Scheduler = None,
     partition_size: PartitionSize = 64,
     gpu_id: GpuId = -1,
+    text_key: TextKey = TEXT_KEY,
     quiet: Quiet = False,
 ) -> None:
     """Split text into sentences (by default with the shipped attn_senter) and topic
@@ -416,8 +449,9 @@ def segment_cli(
 
     With --format text the whole input is one document and each sentence is printed on
     its own line, an empty line between topic segments. With --format jsonl each input
-    line is a JSON object with a "text" field (or the input is one JSON array of such
-    objects or of strings); each output line is {"text", "sents", "segments"}, lists of
+    line is a JSON object with a "text" field, or the field --text-key names (or the
+    input is one JSON array of such objects or of strings); each output line is
+    {"text", "sents", "segments"}, lists of
     {"start", "end", "score"} with character offsets into that text: how sure the
     sentence ends there (P(S) of the start that follows it) and the score of the
     segment's boundary, and "meta", the line's other fields, where it has any. With
@@ -452,7 +486,7 @@ def segment_cli(
             from .loading import load_pipeline, use_gpu
 
             text = handle.read()
-            if _json_lines(input) or _holds_json_documents(text):
+            if _json_lines(input) or _holds_json_documents(text, text_key):
                 typer.echo(Warnings.W004.format(path=handle.name), err=True)
             use_gpu(gpu_id)
             nlp = load_pipeline(model)
@@ -476,7 +510,7 @@ def segment_cli(
             gpu_id=gpu_id,
         )
         job_pipeline(job)  # loaded (and checked) before any worker starts
-        results = _run_partitions(_read_records(handle), job, quiet, **options)
+        results = _run_partitions(_read_records(handle, text_key), job, quiet, **options)
         if output is None:
             for lines in results:
                 for line in lines:
@@ -563,6 +597,7 @@ def chunk_cli(
     scheduler: Scheduler = None,
     partition_size: PartitionSize = 64,
     gpu_id: GpuId = -1,
+    text_key: TextKey = TEXT_KEY,
     quiet: Quiet = False,
 ) -> None:
     """Cut documents into topic chunks for retrieval, from the transformer's own pass.
@@ -575,7 +610,8 @@ def chunk_cli(
     or --max-sents forced; 0.0 for a document's first chunk, a cut that only the size
     limit of the chunk's own tokenizer made, and the start of a part), and "meta", the
     other fields of the document's input line, where it has any. Joined in order, the
-    chunks' texts give the input text back. With --tokenizer (the embedding model's),
+    chunks' texts give the input text back. --text-key reads each JSON object's text
+    from another field than "text". With --tokenizer (the embedding model's),
     a chunk that reads as more than --max-tokens of its tokens is cut again at sentence
     starts where it can. A document of more than 200,000
     characters is read in parts of at most that many, each ending at a paragraph break
@@ -625,7 +661,7 @@ def chunk_cli(
         raise typer.BadParameter(Errors.E016.format(pipe_names=nlp.pipe_names))
     handle = _open_input(input)
     with handle:
-        for lines in _run_partitions(_texts(handle, input), job, quiet, **options):
+        for lines in _run_partitions(_texts(handle, input, text_key), job, quiet, **options):
             for line in lines:
                 typer.echo(line)
 
@@ -644,6 +680,7 @@ def pairs_cli(
     model: str = typer.Option("default", "--model", "-m", help=MODEL_HELP),
     format: str = typer.Option("text", "--format", "-f", help="text (tables) or jsonl."),
     batch_size: int = typer.Option(8, "--batch-size", help="Documents per batch."),
+    text_key: TextKey = TEXT_KEY,
     quiet: Quiet = False,
 ) -> None:
     """High-similarity token pairs of a head (the paper's Fig. 9 table) and the anchor
@@ -671,7 +708,10 @@ def pairs_cli(
         )
     with handle:
         several = _json_lines(input)
-        items = _read_records(handle) if several else iter([(_read_document(handle, input), {})])
+        if several:
+            items = _read_records(handle, text_key)
+        else:
+            items = iter([(_read_document(handle, input, text_key), {})])
         docs = pipe_docs(nlp, items, batch_size, reader="`pairs` reads")
         for number, (doc, meta) in enumerate(_progress(docs, quiet=quiet)):
             _print_pairs(doc, number, format, several=several, meta=meta)

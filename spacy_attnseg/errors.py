@@ -188,7 +188,7 @@ class Errors:
     )
     E112 = (
         "[E112] {where} is not a JSON object with a string field "
-        '"text" ({detail}), nor a string. Write one object a line, e.g. {{"text": "First '
+        '"{key}" ({detail}), nor a string. Write one object a line, e.g. {{"{key}": "First '
         'sentence. Second one."}}, or a string, or one JSON array of such objects or strings.'
     )
     E113 = "[E113] {option} cannot be {value!r}: use {allowed}."
@@ -256,8 +256,8 @@ class Errors:
 
     E126 = (
         '[E126] The input starts with "[" but is not one JSON array ({detail}). Write one '
-        'array of objects with a string field "text", e.g. [{{"text": "First sentence."}}, '
-        '{{"text": "Another document."}}], or of strings, or one such object a line (JSON '
+        'array of objects with a string field "{key}", e.g. [{{"{key}": "First sentence."}}, '
+        '{{"{key}": "Another document."}}], or of strings, or one such object a line (JSON '
         "lines)."
     )
 

@@ -152,7 +152,8 @@ def test_segment_jsonl_stdin() -> None:
     [
         ('{"text": "Fine."}\nnot json\n', "[E112] Line 2 of the input is not a JSON object"),
         ('{"text": "Fine."}\n\n{"body": "Fine."}\n', "[E112] Line 3 of the input is not a JSON"),
-        ('{"body": "Fine."}\n', 'string field "text" (no field "text")'),
+        ('{"body": "Fine."}\n', 'string field "text" (no field "text"; its strings are in "body":'),
+        ('{"n": 5}\n', 'string field "text" (no field "text"), nor a string.'),
         ('{"text": 5}\n', 'string field "text" (its "text" is a number)'),
         ('{"text": null}\n', 'string field "text" (its "text" is null)'),
         ('{"text": ["One.", "Two."]}\n', 'string field "text" (its "text" is an array)'),
@@ -610,6 +611,50 @@ def test_other_fields_of_a_json_line_come_back_as_meta(tmp_path: Any) -> None:
     records = [json.loads(line) for line in pairs.stdout.splitlines()]
     assert {r["doc"] for r in records} == {0, 1}
     assert all(r.get("meta", {}) == want[r["doc"]] for r in records)
+
+
+def test_text_key_reads_the_text_from_another_field(tmp_path: Any) -> None:
+    """``--text-key`` (spaCy ``apply``'s option) names the field that holds a document's
+    text, as exported documents name it (``"content"``, ``"page_content"``); every other
+    field, a "text" among them, comes back as "meta". Without it, E112 names the fields
+    that hold strings and the option."""
+    body = SAMPLE_TXT.read_text(encoding="utf8")
+    lines = [
+        {"id": 1, "content": body, "text": "a summary", "tags": ["x"]},
+        {"content": "One sentence here. Another one there."},
+    ]
+    data = tmp_path / "export.jsonl"
+    data.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf8")
+    want = [{"id": 1, "text": "a summary", "tags": ["x"]}, {}]
+    chunks = run_cli(["chunk", str(data), "--text-key", "content", "--max-tokens", "64", "-q"])
+    assert chunks.returncode == 0, chunks.stderr[-3000:]
+    records = [json.loads(line) for line in chunks.stdout.splitlines()]
+    assert {r["doc"] for r in records} == {0, 1} and len(records) > 2
+    for number, line in enumerate(lines):
+        mine = [r for r in records if r["doc"] == number]
+        assert "".join(r["text"] for r in mine) == line["content"]
+        assert all(r.get("meta", {}) == want[number] for r in mine)
+    segmented = run_cli(["segment", str(data), "-f", "jsonl", "--text-key", "content", "-q"])
+    assert segmented.returncode == 0, segmented.stderr[-3000:]
+    out = [json.loads(line) for line in segmented.stdout.splitlines()]
+    assert [r["text"] for r in out] == [line["content"] for line in lines]
+    assert [r.get("meta", {}) for r in out] == want
+    pairs = run_cli(["pairs", str(data), "-f", "jsonl", "--text-key", "content", "--head", "0"])
+    assert pairs.returncode == 0, pairs.stderr[-3000:]
+    found = [json.loads(line) for line in pairs.stdout.splitlines()]
+    pairs_found = [r for r in found if "token_i" in r]
+    assert {r["doc"] for r in pairs_found} == {0, 1}
+    for r in pairs_found:  # (tokens of the text read, not of the summary in "text")
+        assert r["token_i"] in lines[r["doc"]]["content"] and r.get("meta", {}) == want[r["doc"]]
+    # the field that holds the text, named by the error
+    missing = run_cli(["chunk", str(data), "-q"])
+    assert missing.returncode == 2
+    assert (
+        '[E112] Line 2 of the input is not a JSON object with a string field "text" (no '
+        'field "text"; its strings are in "content": --text-key names the field to read)'
+    ) in squash(missing.stderr)
+    wrong = run_cli(["chunk", "-", "--text-key", "body", "-q"], stdin='[{"body": 3}]')
+    assert 'with a string field "body" (its "body" is a number)' in squash(wrong.stderr)
 
 
 def test_chunk_reads_json_lines_by_suffix_and_other_files_whole(tmp_path: Any) -> None:
