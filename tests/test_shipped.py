@@ -336,6 +336,22 @@ def test_save_load_and_package_offline(default_nlp: Language, tmp_path: Path) ->
     inner = package / "en_attnseg_default" / "en_attnseg_default-0.0.1"
     packaged = spacy.load(inner)
     assert [_starts(d) for d in packaged.pipe(texts)] == [_starts(d) for d in loaded.pipe(texts)]
+    # spacy apply: the saved pipeline over JSON lines, its Docs in a DocBin
+    lines = tmp_path / "in.jsonl"
+    lines.write_text("".join(json.dumps({"content": t}) + "\n" for t in texts[:2]), "utf8")
+    subprocess.run(
+        [sys.executable, "-m", "spacy", "apply", str(path), str(lines), str(tmp_path / "o.spacy")]
+        + ["--text-key", "content"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    applied = list(DocBin().from_disk(tmp_path / "o.spacy").get_docs(loaded.vocab))
+    for a, b in zip(loaded.pipe(texts[:2]), applied, strict=True):
+        assert _starts(a) == _starts(b) and len(_starts(a)) > 1
+        assert [(s.start, s.end) for s in a.spans["attn_segments"]] == [
+            (s.start, s.end) for s in b.spans["attn_segments"]
+        ]
 
 
 # -- named pipelines and known-model defaults ------------------------------------------
