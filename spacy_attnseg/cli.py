@@ -608,8 +608,10 @@ def chunk_cli(
     that starts it (how much the topic changes there, over the cost of a boundary: about
     1 or more for a boundary chosen on its own, possibly less for one that --max-tokens
     or --max-sents forced; 0.0 for a document's first chunk, a cut that only the size
-    limit of the chunk's own tokenizer made, and the start of a part), and "meta", the
-    other fields of the document's input line, where it has any. Joined in order, the
+    limit of the chunk's own tokenizer made, and the start of a part), "headings", the
+    titles of the marked headings the chunk sits under (Markdown, HTML, reStructuredText,
+    MediaWiki, AsciiDoc, LaTeX, Org), outermost first, where there are any, and "meta",
+    the other fields of the document's input line, where it has any. Joined in order, the
     chunks' texts give the input text back. --text-key reads each JSON object's text
     from another field than "text". With --tokenizer (the embedding model's),
     a chunk that reads as more than --max-tokens of its tokens is cut again at sentence

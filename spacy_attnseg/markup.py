@@ -9,7 +9,7 @@ import bisect
 import collections
 import itertools
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 
@@ -512,6 +512,58 @@ def running_key(line: str) -> str:
 # how a line of text that heads nothing ends: as a statement does (a question may be a
 # heading: an FAQ's)
 STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
+
+
+# The depth each marked heading's own markup gives it (1 outermost), and its title
+ATX = re.compile(rf"(#{{1,6}})[ \t]+({IN_LINE}*?)(?:[ \t]+#+)?[ \t]*")
+HTML_HEADING = re.compile(rf"<[hH]([1-6])\b[^>]*>({IN_LINE}*)</[hH]\1[ \t]*>")
+HTML_TAG = re.compile(r"<[^<>]*>")
+LATEX_HEADING = re.compile(
+    r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)\*?"
+    rf"(?:\[[^\]]*\])?\{{({IN_LINE}*)\}}(?:[ \t]*%{IN_LINE}*)?"
+)
+LATEX_DEPTH = {
+    name: depth
+    for depth, name in enumerate(
+        ["part", "chapter", "section", "subsection", "subsubsection", "paragraph"], start=1
+    )
+}
+LATEX_DEPTH["subparagraph"] = 7
+EQUALS_HEADING = re.compile(rf"((?:=[ \t]?){{2,6}})({IN_LINE}*?)[= \t]*")
+ORG_STARS = re.compile(rf"(\*+)[ \t]+({IN_LINE}*)")
+ORG_TITLE_LINE = re.compile(rf"(?i)#\+title:[ \t]*({IN_LINE}*)")
+
+
+def heading_title(text: str, underline: str = "") -> Tuple[Union[int, str], str]:
+    """``(depth, title)`` of a heading that ``sentences.heading_sentences`` marks
+    (``text``: its sentence, stripped). ``depth`` is an int where the markup says how
+    deep the heading is (Markdown's ``#`` count, HTML's ``<hN>``, MediaWiki's and
+    AsciiDoc's ``=`` count, LaTeX's ``\\section`` under ``\\chapter``, Org's ``*``
+    count, ``#+TITLE:`` 0); for a title under- (or over- and under-) lined, the
+    adornment's style (``"-"``, ``"over ="``), whose depth is the order in which a page
+    first uses it, as reStructuredText has it; 0 for a heading of no markup read here.
+    ``underline``: the sentence after it, which underlines a title that no mark makes a
+    heading where it is a line of ``ADORNMENT``."""
+    lines = [line.strip() for line in LINE_BREAK.split(text) if line.strip()]
+    if len(lines) == 3 and ADORNMENT.fullmatch(lines[0]) and ADORNMENT.fullmatch(lines[2]):
+        return f"over {lines[2][0]}", lines[1]
+    if len(lines) == 2 and ADORNMENT.fullmatch(lines[1]):
+        return lines[1][0], lines[0]
+    for pattern, depth in (
+        (ATX, lambda m: len(m.group(1))),
+        (HTML_HEADING, lambda m: int(m.group(1))),
+        (LATEX_HEADING, lambda m: LATEX_DEPTH[m.group(1)]),
+        (EQUALS_HEADING, lambda m: m.group(1).count("=")),
+        (ORG_STARS, lambda m: len(m.group(1))),
+        (ORG_TITLE_LINE, lambda m: 0),
+    ):
+        found = pattern.fullmatch(text)
+        if found is not None:
+            title = HTML_TAG.sub("", found.group(found.lastindex or 0)).strip()
+            return depth(found), title or text
+    if ADORNMENT.fullmatch(underline.strip()):
+        return underline.strip()[0], text
+    return 0, text
 
 
 def overlined_title(block: str) -> bool:

@@ -32,7 +32,7 @@ from spacy.tokens import Doc, Span
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
-from .sentences import sentence_end_scores
+from .sentences import HeadingPath, carried, sentence_end_scores
 from .windows import doc_wordpiece_counts, mute_too_long_warning
 
 SEGMENTER = "attn_segmenter"
@@ -252,9 +252,12 @@ def chunk_records(
     *,
     offset: int = 0,
     first: int = 0,
+    above: Optional[HeadingPath] = None,
 ) -> List[Dict[str, Any]]:
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
-    "text", "start", "end", "n_tokens", "n_sents", "score"}``; a chunk runs to the next
+    "text", "start", "end", "n_tokens", "n_sents", "score"}``, and ``"headings"``, the
+    titles of the marked headings the chunk sits under, outermost first, where it sits
+    under any (the group's ``attrs["headings"]``); a chunk runs to the next
     one's start, so the chunks' texts joined give the document's text back. With a
     ``sizer``, each chunk's text is counted as its tokenizer reads it alone, and a chunk
     over ``max_tokens`` (a token longer than that, text the tokenizer reads as more
@@ -263,13 +266,18 @@ def chunk_records(
     pieces``; each piece after the first scores 0.0); without one, ``n_tokens`` is the
     pass's count. Where ``doc`` is a part of
     a longer document (``text_parts``), ``offset`` is where it starts in that document
-    (added to ``"start"`` and ``"end"``) and ``first`` the number of its first chunk."""
+    (added to ``"start"`` and ``"end"``), ``first`` the number of its first chunk and
+    ``above`` the headings in force where it starts (``sentences.carried``)."""
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
+    paths = group.attrs.get("headings", []) if group is not None else []
+    if len(paths) != len(spans):
+        paths = [[] for _ in spans]
     sizes = doc_wordpiece_counts(doc)
     records: List[Dict[str, Any]] = []
-    for i, (span, score) in enumerate(zip(spans, scores, strict=True)):
+    for i, (span, score, path) in enumerate(zip(spans, scores, paths, strict=True)):
+        titles = [str(title) for _, title in carried(above or [], path)]
         start = span.start_char
         end = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
         starts = [t.idx for t in span if t.is_sent_start]
@@ -281,18 +289,19 @@ def chunk_records(
                 (start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end], cuts)
             ]
         for k, (a, b, n) in enumerate(pieces):
-            records.append(
-                {
-                    "doc": number,
-                    "chunk": first + len(records),
-                    "text": doc.text[a:b],
-                    "start": offset + a,
-                    "end": offset + b,
-                    "n_tokens": n,
-                    "n_sents": sum(a <= s < b for s in starts) or 1,
-                    "score": score if k == 0 else 0.0,
-                }
-            )
+            record = {
+                "doc": number,
+                "chunk": first + len(records),
+                "text": doc.text[a:b],
+                "start": offset + a,
+                "end": offset + b,
+                "n_tokens": n,
+                "n_sents": sum(a <= s < b for s in starts) or 1,
+                "score": score if k == 0 else 0.0,
+            }
+            if titles:
+                record["headings"] = titles
+            records.append(record)
     return records
 
 
@@ -519,13 +528,17 @@ def pipe_records(
     # (parts are sized by the pass's tokenizer, whose wordpieces its memory holds)
     counter = chunk_sizer(nlp, load_tokenizer(tokenizer)) if tokenizer else sizer
     n_chunks = 0
+    above: HeadingPath = []
     for part in pipe_parts(nlp, texts, batch_size, first, sizer):
         if part.offset == 0:
-            n_chunks = 0
+            n_chunks, above = 0, []
         records = chunk_records(
-            part.doc, part.number, key, counter, offset=part.offset, first=n_chunks
+            part.doc, part.number, key, counter, offset=part.offset, first=n_chunks, above=above
         )
         n_chunks += len(records)
+        group = part.doc.spans.get(key)
+        if group is not None:  # (the headings in force where the next part starts)
+            above = carried(above, group.attrs.get("headings_at_end", []))
         for record in records:
             yield with_meta(record, part.meta)
 
@@ -535,14 +548,13 @@ def chunks(
 ) -> Iterator[Dict[str, Any]]:
     """Topic chunks for retrieval: the records that ``python -m spacy_attnseg chunk``
     writes, ``{"doc", "chunk", "text", "start", "end", "n_tokens", "n_sents", "score"}``
-    (and ``"meta"``), for ``texts`` (strings, or ``(text, meta)`` pairs with a dict of
-    what to carry along). The chunks of a document join to its text, and each holds at
-    most ``attn_segmenter``'s ``max_tokens`` wordpieces, also where one token is longer
-    than that. A document of more than ``PART_CHARACTERS`` characters (or
-    ``nlp.max_length``, where that is less), or of as many wordpieces at
-    ``CHARACTERS_PER_WORDPIECE``, is read in parts (``chunk_parts``), each a Doc of
-    its own. ``nlp`` needs an ``attn_segmenter`` with
-    topic segments (E016).
+    (and ``"headings"`` and ``"meta"``), for ``texts`` (strings, or ``(text, meta)``
+    pairs with a dict of what to carry along). The chunks of a document join to its
+    text, and each holds at most ``attn_segmenter``'s ``max_tokens`` wordpieces, also
+    where one token is longer than that. A document of more than ``PART_CHARACTERS``
+    characters (or ``nlp.max_length``, where that is less), or of as many wordpieces at
+    ``CHARACTERS_PER_WORDPIECE``, is read in parts (``chunk_parts``), each a Doc of its
+    own. ``nlp`` needs an ``attn_segmenter`` with topic segments (E016).
 
     tokenizer: the folder (or Hugging Face cache name) of another model's fast tokenizer,
     that of the embedding model the chunks are for: ``max_tokens`` and ``"n_tokens"``

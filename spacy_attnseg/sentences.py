@@ -22,7 +22,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX, IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, LENGTH, ORTH, SPACY
@@ -46,6 +46,7 @@ from .markup import (
     Lines,
     code_spans,
     fenced_code,
+    heading_title,
     in_code,
     line_bounds,
     literal_blocks,
@@ -905,6 +906,63 @@ def heading_sentences(
             )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
     return out
+
+
+#: A heading path: ``[depth, title]`` of each marked heading in force, outermost first
+HeadingPath = List[List[Union[int, str]]]
+
+
+def heading_paths(
+    texts: Sequence[str], headings: Any, firsts: Sequence[int]
+) -> Tuple[List[HeadingPath], HeadingPath]:
+    """The marked headings in force at each segment (``firsts``: the index of its first
+    sentence), outermost first, and those in force at the end of the text: each
+    ``[depth, title]`` (``markup.heading_title``; an adornment style's depth is the
+    order in which the text first uses it, from 1). A heading closes those in force at
+    its depth and deeper. A segment's path is read after the headings that open it;
+    those further inside it count from the next segment on. ``texts``: the sentences'
+    texts; ``headings``: ``heading_sentences`` of them (its ``MARKED_HEADING`` only: a
+    plain heading says nothing of its depth)."""
+    marked = numpy.asarray(headings) == MARKED_HEADING
+    styles: Dict[str, int] = {}
+    stack: HeadingPath = []
+    paths: List[HeadingPath] = []
+    done = 0
+
+    def read(k: int) -> None:
+        text = texts[k].strip()
+        if not marked[k] or (k > 0 and marked[k - 1] and ADORNMENT.fullmatch(text)):
+            return  # (an underline: read with its title)
+        depth, title = heading_title(text, texts[k + 1] if k + 1 < len(texts) else "")
+        if isinstance(depth, str):
+            depth = styles.setdefault(depth, len(styles) + 1)
+        while stack and int(stack[-1][0]) >= depth:
+            stack.pop()
+        stack.append([depth, title])
+
+    bounds = [int(first) for first in firsts] + [len(texts)]
+    for first, last in zip(bounds[:-1], bounds[1:], strict=True):
+        opened = first  # (the headings that open the segment, then its text)
+        while opened < last and marked[opened]:
+            opened += 1
+        for k in range(done, opened):
+            read(k)
+        done = max(done, opened)
+        paths.append([list(heading) for heading in stack])
+    for k in range(done, len(texts)):
+        read(k)
+    return paths, [list(heading) for heading in stack]
+
+
+def carried(above: HeadingPath, path: HeadingPath) -> HeadingPath:
+    """The headings in force where a text that starts under ``above`` (the path at the
+    end of the text before it, as a document read in parts has) reaches ``path`` (what
+    ``heading_paths`` found in the text alone): ``above``'s headings shallower than
+    every heading of ``path``, then ``path``."""
+    if not path:
+        return [list(heading) for heading in above]
+    depth = min(int(heading[0]) for heading in path)
+    return [list(h) for h in above if int(h[0]) < depth] + [list(h) for h in path]
 
 
 # A plain heading heads prose where the paragraph after it holds this many sentences,

@@ -802,6 +802,127 @@ def test_joined_sentences_at_the_end_join_the_unit_before() -> None:
     assert 8 in alone  # (unjoined, the odd vector is a segment of its own)
 
 
+@pytest.mark.parametrize(
+    "text,underline,want",
+    [
+        ("## Install ##", "", (2, "Install")),
+        ("# Title", "", (1, "Title")),
+        ('<h3 class="x">Use <em>it</em></h3>', "", (3, "Use it")),
+        ("\\section*{Intro}", "", (3, "Intro")),
+        ("\\subsection{Set-up} % note", "", (4, "Set-up")),
+        ("\\chapter[Short]{A long title}", "", (2, "A long title")),
+        ("== History ==", "", (2, "History")),
+        ("= = Early life = =", "", (2, "Early life")),  # (as WikiText writes MediaWiki's)
+        ("=== Usage", "", (3, "Usage")),  # (AsciiDoc's)
+        ("** Sub", "", (2, "Sub")),  # (Org's)
+        ("#+TITLE: Page", "", (0, "Page")),
+        ("Title\n=====", "", ("=", "Title")),
+        ("#####\n  Top  \n#####", "", ("over #", "Top")),
+        ("Section", "-------", ("-", "Section")),
+        ("# Title", "-----", (1, "Title")),  # (a rule under a marked heading)
+        ("Plain", "Next sentence.", (0, "Plain")),
+    ],
+)
+def test_heading_title_reads_each_markup(text: str, underline: str, want: tuple) -> None:
+    from spacy_attnseg.markup import heading_title
+
+    assert heading_title(text, underline) == want
+
+
+def backward_path(depths: Sequence[int], titles: Sequence[str], end: int) -> List[List[Any]]:
+    """The headings in force before sentence ``end``, read backwards: the nearest
+    heading, then the nearest before it that is shallower than every one kept."""
+    kept: List[List[Any]] = []
+    for j in range(end - 1, -1, -1):
+        if depths[j] and (not kept or depths[j] < kept[0][0]):
+            kept.insert(0, [depths[j], titles[j]])
+    return kept
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    depths=st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 4]), min_size=1, max_size=30),
+    cuts=st.sets(st.integers(1, 29), max_size=8),
+    part=st.integers(1, 29),
+)
+def test_heading_paths_equal_the_backward_definition(
+    depths: List[int], cuts: set, part: int
+) -> None:
+    """``heading_paths``: each segment sits under the headings in force after those that
+    open it, as a backward scan finds them; and a text read in two parts, the second
+    under the first's headings at its end (``carried``), gets the paths of the whole."""
+    from spacy_attnseg.sentences import carried, heading_paths
+
+    n = len(depths)
+    titles = [f"H{k}" for k in range(n)]
+    texts = ["#" * d + f" H{k}" if d else f"Text {k}." for k, d in enumerate(depths)]
+    flags = numpy.array([MARKED_HEADING if d else 0 for d in depths])
+    firsts = sorted({0} | {c for c in cuts if c < n})
+    paths, at_end = heading_paths(texts, flags, firsts)
+    bounds = firsts + [n]
+    for k, (first, last) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        opened = first
+        while opened < last and depths[opened]:
+            opened += 1
+        assert paths[k] == backward_path(depths, titles, opened)
+    assert at_end == backward_path(depths, titles, n)
+    if part < n:  # (a part boundary where a segment starts)
+        whole, _ = heading_paths(texts, flags, [0, part])
+        above = heading_paths(texts[:part], flags[:part], [0])[1]
+        second = heading_paths(texts[part:], flags[part:], [0])[0][0]
+        assert carried(above, second) == whole[1]
+
+
+def test_chunks_carry_the_headings_they_sit_under(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk of a page with headings names those it sits under (``"headings"``,
+    outermost first), as the page's heading lines say; read in parts, the same; a page
+    that underlines its titles ranks their styles in the order it uses them; a text
+    without headings gets none."""
+    import spacy_attnseg
+    from spacy_attnseg import records
+
+    nlp = load_pipeline(overrides={"components.attn_segmenter.max_tokens": 64})
+    marks = ["# Guide", "## Install", "### On Linux", "## Use", "# Appendix", "### Notes"]
+    blocks: List[str] = []
+    for k, mark in enumerate(marks):
+        blocks += [mark, PIECES[k % len(PIECES)], PIECES[(k + 3) % len(PIECES)]]
+    page = "\n\n".join(blocks)
+    got = list(spacy_attnseg.chunks(nlp, [page]))
+    assert "".join(r["text"] for r in got) == page
+    lines = [(m.start(), m.group()) for m in re.finditer(r"(?m)^.+$", page)]
+    depths = [len(text) - len(text.lstrip("#")) for _, text in lines]
+    titles = [text.lstrip("# ") for _, text in lines]
+    for r in got:
+        # the chunk's first line of text, after the headings that open it
+        opened = next(k for k, (at, _) in enumerate(lines) if at >= r["start"])
+        while depths[opened]:
+            opened += 1
+        want = [title for _, title in backward_path(depths, titles, opened)]
+        assert r.get("headings") == want, (r["text"][:40], want)
+    assert {tuple(r["headings"]) for r in got} >= {
+        ("Guide", "Install", "On Linux"),
+        ("Guide", "Use"),
+        ("Appendix", "Notes"),
+    }
+    monkeypatch.setattr(records, "PART_CHARACTERS", 700)
+    parts = records.text_parts(page, 700)
+    assert len(parts) > 3
+    in_parts = list(spacy_attnseg.chunks(nlp, [page]))
+    assert "".join(r["text"] for r in in_parts) == page
+    by_start = {r["start"]: r["headings"] for r in got}
+    shared = [r for r in in_parts if r["start"] in by_start]
+    assert len(shared) > 3 and all(r["headings"] == by_start[r["start"]] for r in shared)
+    monkeypatch.undo()
+    rest = "Manual\n======\n\n" + PIECES[0] + "\n\nSetup\n-----\n\n" + PIECES[1]
+    rest += "\n\nTuning\n------\n\n" + PIECES[2] + "\n\nReference\n=========\n\n" + PIECES[0]
+    doc = nlp(rest)
+    group = doc.spans["attn_segments"]
+    assert group.attrs["headings_at_end"] == [[1, "Reference"]]
+    heads = {tuple(t for _, t in path) for path in group.attrs["headings"]}
+    assert heads >= {("Manual", "Setup"), ("Manual", "Tuning"), ("Reference",)}
+    assert all("headings" not in r for r in spacy_attnseg.chunks(nlp, ["\n\n".join(PIECES)]))
+
+
 def test_marked_headings_keep_texttiling_segments_apart() -> None:
     """Under TextTiling a boundary chosen within ``min_sents`` of a marked heading's
     goes: no segment shorter than that beside one."""
