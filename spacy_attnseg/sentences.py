@@ -919,11 +919,13 @@ def heading_paths(
     sentence), outermost first, and those in force at the end of the text: each
     ``[depth, title]`` (``markup.heading_title``; an adornment style's depth is the
     order in which the text first uses it, from 1). A heading closes those in force at
-    its depth and deeper. A segment's path is read after the headings that open it;
-    those further inside it count from the next segment on. ``texts``: the sentences'
-    texts; ``headings``: ``heading_sentences`` of them (its ``MARKED_HEADING`` only: a
-    plain heading says nothing of its depth)."""
-    marked = numpy.asarray(headings) == MARKED_HEADING
+    its depth and deeper. A segment's path is read after the headings that open it,
+    plain ones too (a short line that the segment keeps with the marked heading below
+    it); those further inside it count from the next segment on. ``texts``: the
+    sentences' texts; ``headings``: ``heading_sentences`` of them (only a
+    ``MARKED_HEADING`` enters a path: a plain heading says nothing of its depth)."""
+    flags = numpy.asarray(headings)
+    marked = flags == MARKED_HEADING
     styles: Dict[str, int] = {}
     stack: HeadingPath = []
     paths: List[HeadingPath] = []
@@ -943,7 +945,7 @@ def heading_paths(
     bounds = [int(first) for first in firsts] + [len(texts)]
     for first, last in zip(bounds[:-1], bounds[1:], strict=True):
         opened = first  # (the headings that open the segment, then its text)
-        while opened < last and marked[opened]:
+        while opened < last and flags[opened] > 0:
             opened += 1
         for k in range(done, opened):
             read(k)

@@ -20,7 +20,7 @@ from hypothesis.extra.numpy import arrays
 from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN, LOCAL
 from spacy_attnseg.gold import read_conllu_paragraphs
-from spacy_attnseg.sentences import MARKED_HEADING, lead_ins
+from spacy_attnseg.sentences import MARKED_HEADING, PLAIN_HEADING, lead_ins
 from spacy_attnseg.windows import doc_wordpiece_counts
 
 # zero, or far from the denormal range (where a norm clamp, not the rule, decides)
@@ -834,14 +834,14 @@ def backward_path(depths: Sequence[int], titles: Sequence[str], end: int) -> Lis
     heading, then the nearest before it that is shallower than every one kept."""
     kept: List[List[Any]] = []
     for j in range(end - 1, -1, -1):
-        if depths[j] and (not kept or depths[j] < kept[0][0]):
+        if depths[j] > 0 and (not kept or depths[j] < kept[0][0]):
             kept.insert(0, [depths[j], titles[j]])
     return kept
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(
-    depths=st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 4]), min_size=1, max_size=30),
+    depths=st.lists(st.sampled_from([0, 0, 0, -1, 1, 2, 3, 4]), min_size=1, max_size=30),
     cuts=st.sets(st.integers(1, 29), max_size=8),
     part=st.integers(1, 29),
 )
@@ -850,13 +850,14 @@ def test_heading_paths_equal_the_backward_definition(
 ) -> None:
     """``heading_paths``: each segment sits under the headings in force after those that
     open it, as a backward scan finds them; and a text read in two parts, the second
-    under the first's headings at its end (``carried``), gets the paths of the whole."""
+    under the first's headings at its end (``carried``), gets the paths of the whole.
+    (Depth -1: a plain heading, which opens a segment but enters no path.)"""
     from spacy_attnseg.sentences import carried, heading_paths
 
     n = len(depths)
     titles = [f"H{k}" for k in range(n)]
-    texts = ["#" * d + f" H{k}" if d else f"Text {k}." for k, d in enumerate(depths)]
-    flags = numpy.array([MARKED_HEADING if d else 0 for d in depths])
+    texts = ["#" * d + f" H{k}" if d > 0 else f"Text {k}" for k, d in enumerate(depths)]
+    flags = numpy.array([MARKED_HEADING if d > 0 else PLAIN_HEADING if d else 0 for d in depths])
     firsts = sorted({0} | {c for c in cuts if c < n})
     paths, at_end = heading_paths(texts, flags, firsts)
     bounds = firsts + [n]
