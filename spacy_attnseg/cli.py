@@ -450,19 +450,19 @@ def segment_cli(
     With --format text the whole input is one document and each sentence is printed on
     its own line, an empty line between topic segments. With --format jsonl each input
     line is a JSON object with a "text" field, or the field --text-key names (or the
-    input is one JSON array of such objects or of strings); each output line is
-    {"text", "sents", "segments"}, lists of
-    {"start", "end", "score"} with character offsets into that text: how sure the
-    sentence ends there (P(S) of the start that follows it) and the score of the
-    segment's boundary, and "meta", the line's other fields, where it has any. With
-    --output the Docs are saved as DocBin (sentences, doc.spans with their scores,
-    doc._.head_pairs), readable by spaCy's DocBin().from_disk. A document of more than
-    200,000 characters is read as chunk reads it, in parts of at most that many, each
-    ending at a paragraph break where it can: a sentence ends and a topic segment starts
-    where a part does, and memory stays that of the parts. A DocBin holds each document
-    whole, so with --output one longer than the pipeline's nlp.max_length (1,000,000
-    characters) stops with E127. --engine dask runs the partitions on a Dask cluster,
-    with the same results.
+    input is one JSON array of such objects or of strings); each output line is {"text",
+    "sents", "segments"}, lists of {"start", "end", "score"} with character offsets into
+    that text: how sure the sentence ends there (P(S) of the start that follows it) and
+    the score of the segment's boundary (and "headings", the titles of the marked
+    headings it sits under, where there are any), and "meta", the line's other fields,
+    where it has any. With --output the Docs are saved as DocBin (sentences, doc.spans
+    with their scores, doc._.head_pairs), readable by spaCy's DocBin().from_disk. A
+    document of more than 200,000 characters is read as chunk reads it, in parts of at
+    most that many, each ending at a paragraph break where it can: a sentence ends and a
+    topic segment starts where a part does, and memory stays that of the parts. A DocBin
+    holds each document whole, so with --output one longer than the pipeline's
+    nlp.max_length (1,000,000 characters) stops with E127. --engine dask runs the
+    partitions on a Dask cluster, with the same results.
     """
     from .scale import Job, job_pipeline
 

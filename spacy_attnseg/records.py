@@ -28,7 +28,7 @@ from typing import (
 )
 
 from spacy.language import Language
-from spacy.tokens import Doc, Span
+from spacy.tokens import Doc, Span, SpanGroup
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
@@ -51,10 +51,14 @@ def segments_key(nlp: Language) -> str:
     return str(segmenter.cfg.get("spans_key") or "")
 
 
-def sentence_record(doc: Doc, key: str, offset: int = 0) -> Dict[str, Any]:
+def sentence_record(
+    doc: Doc, key: str, offset: int = 0, above: Optional[HeadingPath] = None
+) -> Dict[str, Any]:
     """``{"text", "sents", "segments"}``: the sentences and, with ``key``, the topic
     segments of ``doc``, each ``{"start", "end", "score"}`` in character offsets (plus
-    ``offset``, where ``doc`` is a part of a longer text that starts there)."""
+    ``offset``, where ``doc`` is a part of a longer text that starts there, under the
+    headings ``above``), a segment with ``"headings"`` too where it sits under any
+    (``heading_titles``)."""
 
     def spans(found: Iterable[Span], scores: Iterable[float]) -> List[Dict[str, Any]]:
         return [
@@ -71,7 +75,28 @@ def sentence_record(doc: Doc, key: str, offset: int = 0) -> Dict[str, Any]:
     group = doc.spans.get(key) if key else None
     if group is not None:
         record["segments"] = spans(group, group.attrs.get("scores", []))
+        for segment, titles in zip(record["segments"], heading_titles(group, above), strict=True):
+            if titles:
+                segment["headings"] = titles
     return record
+
+
+def heading_titles(group: SpanGroup, above: Optional[HeadingPath] = None) -> List[List[str]]:
+    """Per span of ``group``, the titles of the headings it sits under, outermost first
+    (its ``attrs["headings"]``, under ``above``: ``sentences.carried``); none where the
+    group has no paths."""
+    paths = group.attrs.get("headings", [])
+    if len(paths) != len(group):
+        paths = [[] for _ in group]
+    return [[str(title) for _, title in carried(above or [], path)] for path in paths]
+
+
+def headings_after(doc: Doc, key: str, above: HeadingPath) -> HeadingPath:
+    """The headings in force at the end of ``doc`` (``doc.spans[key].attrs
+    ["headings_at_end"]``), a part that starts under ``above``: where the next part
+    starts."""
+    group = doc.spans.get(key) if key else None
+    return carried(above, group.attrs.get("headings_at_end", [])) if group is not None else above
 
 
 def joined_record(records: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
@@ -271,13 +296,10 @@ def chunk_records(
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
-    paths = group.attrs.get("headings", []) if group is not None else []
-    if len(paths) != len(spans):
-        paths = [[] for _ in spans]
+    paths = heading_titles(group, above) if group is not None else []
     sizes = doc_wordpiece_counts(doc)
     records: List[Dict[str, Any]] = []
-    for i, (span, score, path) in enumerate(zip(spans, scores, paths, strict=True)):
-        titles = [str(title) for _, title in carried(above or [], path)]
+    for i, (span, score, titles) in enumerate(zip(spans, scores, paths, strict=True)):
         start = span.start_char
         end = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
         starts = [t.idx for t in span if t.is_sent_start]
@@ -517,10 +539,13 @@ def pipe_records(
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
     sizer = chunk_sizer(nlp)
+    above: HeadingPath = []  # (where a part of a long document starts)
     if kind == "sentences":
         parts: List[Dict[str, Any]] = []
         for part in pipe_parts(nlp, texts, batch_size, first, sizer):
-            parts.append(sentence_record(part.doc, key, part.offset))
+            above = [] if part.offset == 0 else above
+            parts.append(sentence_record(part.doc, key, part.offset, above))
+            above = headings_after(part.doc, key, above)
             if part.last:
                 yield with_meta(joined_record(parts), part.meta)
                 parts = []
@@ -528,7 +553,6 @@ def pipe_records(
     # (parts are sized by the pass's tokenizer, whose wordpieces its memory holds)
     counter = chunk_sizer(nlp, load_tokenizer(tokenizer)) if tokenizer else sizer
     n_chunks = 0
-    above: HeadingPath = []
     for part in pipe_parts(nlp, texts, batch_size, first, sizer):
         if part.offset == 0:
             n_chunks, above = 0, []
@@ -536,9 +560,7 @@ def pipe_records(
             part.doc, part.number, key, counter, offset=part.offset, first=n_chunks, above=above
         )
         n_chunks += len(records)
-        group = part.doc.spans.get(key)
-        if group is not None:  # (the headings in force where the next part starts)
-            above = carried(above, group.attrs.get("headings_at_end", []))
+        above = headings_after(part.doc, key, above)
         for record in records:
             yield with_meta(record, part.meta)
 

@@ -876,7 +876,8 @@ def test_heading_paths_equal_the_backward_definition(
 
 def test_chunks_carry_the_headings_they_sit_under(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each chunk of a page with headings names those it sits under (``"headings"``,
-    outermost first), as the page's heading lines say; read in parts, the same; a page
+    outermost first), as the page's heading lines say; read in parts, the same, and so
+    do the segments of ``segment --format jsonl``'s records; a page
     that underlines its titles ranks their styles in the order it uses them; a text
     without headings gets none."""
     import spacy_attnseg
@@ -913,6 +914,11 @@ def test_chunks_carry_the_headings_they_sit_under(monkeypatch: pytest.MonkeyPatc
     by_start = {r["start"]: r["headings"] for r in got}
     shared = [r for r in in_parts if r["start"] in by_start]
     assert len(shared) > 3 and all(r["headings"] == by_start[r["start"]] for r in shared)
+    # `segment --format jsonl`'s segments, read in parts too, name the same headings
+    (record,) = records.pipe_records(nlp, [page], "sentences")
+    segments = record["segments"]
+    assert sum(r["start"] in by_start for r in segments) > 3
+    assert all(s["headings"] == by_start[s["start"]] for s in segments if s["start"] in by_start)
     monkeypatch.undo()
     rest = "Manual\n======\n\n" + PIECES[0] + "\n\nSetup\n-----\n\n" + PIECES[1]
     rest += "\n\nTuning\n------\n\n" + PIECES[2] + "\n\nReference\n=========\n\n" + PIECES[0]
