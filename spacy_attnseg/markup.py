@@ -542,8 +542,16 @@ def heading_title(text: str, underline: str = "") -> Tuple[Union[int, str], str]
     count, ``#+TITLE:`` 0); for a title under- (or over- and under-) lined, the
     adornment's style (``"-"``, ``"over ="``), whose depth is the order in which a page
     first uses it, as reStructuredText has it; 0 for a heading of no markup read here.
+    The title is without its tags (``<em>``), its white space made single spaces.
     ``underline``: the sentence after it, which underlines a title that no mark makes a
     heading where it is a line of ``ADORNMENT``."""
+    depth, title = _heading(text, underline)
+    return depth, " ".join(HTML_TAG.sub("", title).split()) or " ".join(text.split())
+
+
+def _heading(text: str, underline: str) -> Tuple[Union[int, str], str]:
+    """``heading_title``'s depth and title, before the title's tags are taken out and
+    its white space made single spaces."""
     lines = [line.strip() for line in LINE_BREAK.split(text) if line.strip()]
     if len(lines) == 3 and ADORNMENT.fullmatch(lines[0]) and ADORNMENT.fullmatch(lines[2]):
         return f"over {lines[2][0]}", lines[1]
@@ -559,8 +567,7 @@ def heading_title(text: str, underline: str = "") -> Tuple[Union[int, str], str]
     ):
         found = pattern.fullmatch(text)
         if found is not None:
-            title = HTML_TAG.sub("", found.group(found.lastindex or 0)).strip()
-            return depth(found), title or text
+            return depth(found), found.group(found.lastindex or 0)
     if ADORNMENT.fullmatch(underline.strip()):
         return underline.strip()[0], text
     return 0, text

@@ -821,6 +821,8 @@ def test_joined_sentences_at_the_end_join_the_unit_before() -> None:
         ("Section", "-------", ("-", "Section")),
         ("# Title", "-----", (1, "Title")),  # (a rule under a marked heading)
         ("Plain", "Next sentence.", (0, "Plain")),
+        ("## Heading 4\tand  <b>more</b>", "", (2, "Heading 4 and more")),
+        ("<h2></h2>", "", (2, "<h2></h2>")),  # (no title but its tags: the line)
     ],
 )
 def test_heading_title_reads_each_markup(text: str, underline: str, want: tuple) -> None:
