@@ -73,11 +73,25 @@ BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR
 # as WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
 # before: "= x =" is as likely a formula)
 LINE_ENDS_HERE = rf"[ \t]*(?=[{LINE_END_CHARS}]|$)"
+# HTML's heading element on a line, and LaTeX's sectioning commands by their depth
+HTML_HEADING = re.compile(
+    rf"<[hH](?P<level>[1-6])\b[^>]*>(?P<title>{IN_LINE}*)</[hH](?P=level)[ \t]*>"
+)
+LATEX_DEPTH = {
+    name: depth
+    for depth, name in enumerate(
+        ["part", "chapter", "section", "subsection", "subsubsection", "paragraph"], start=1
+    )
+}
+LATEX_DEPTH["subparagraph"] = 7
+LATEX_HEADING = re.compile(
+    rf"\\(?P<command>{'|'.join(LATEX_DEPTH)})\*?(?:\[[^\]]*\])?"
+    rf"\{{(?P<heading>{IN_LINE}*)\}}(?:[ \t]*%{IN_LINE}*)?"
+)
 HEADING_MARK = re.compile(
     r"#{1,6}[ \t]\S"
-    rf"|<[hH](?P<level>[1-6])\b[^>]*>{IN_LINE}*</[hH](?P=level)[ \t]*>{LINE_ENDS_HERE}"
-    r"|\\(?:part|chapter|(?:sub){0,2}section|(?:sub)?paragraph)\*?(?:\[[^\]]*\])?"
-    rf"\{{{IN_LINE}*\}}(?:[ \t]*%{IN_LINE}*)?{LINE_ENDS_HERE}"
+    rf"|{HTML_HEADING.pattern}{LINE_ENDS_HERE}"
+    rf"|{LATEX_HEADING.pattern}{LINE_ENDS_HERE}"
     rf"|={{2,6}}[ \t]+[^\W\d_](?!{IN_LINE}*[.!:;,…]['\"”’)\]]*{LINE_ENDS_HERE})"
 )
 UNDERLINED = re.compile(
@@ -516,19 +530,7 @@ STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 
 # The depth each marked heading's own markup gives it (1 outermost), and its title
 ATX = re.compile(rf"(#{{1,6}})[ \t]+({IN_LINE}*?)(?:[ \t]+#+)?[ \t]*")
-HTML_HEADING = re.compile(rf"<[hH]([1-6])\b[^>]*>({IN_LINE}*)</[hH]\1[ \t]*>")
 HTML_TAG = re.compile(r"<[^<>]*>")
-LATEX_HEADING = re.compile(
-    r"\\(part|chapter|section|subsection|subsubsection|paragraph|subparagraph)\*?"
-    rf"(?:\[[^\]]*\])?\{{({IN_LINE}*)\}}(?:[ \t]*%{IN_LINE}*)?"
-)
-LATEX_DEPTH = {
-    name: depth
-    for depth, name in enumerate(
-        ["part", "chapter", "section", "subsection", "subsubsection", "paragraph"], start=1
-    )
-}
-LATEX_DEPTH["subparagraph"] = 7
 EQUALS_HEADING = re.compile(rf"((?:=[ \t]?){{2,6}})({IN_LINE}*?)[= \t]*")
 ORG_STARS = re.compile(rf"(\*+)[ \t]+({IN_LINE}*)")
 ORG_TITLE_LINE = re.compile(rf"(?i)#\+title:[ \t]*({IN_LINE}*)")
@@ -559,8 +561,8 @@ def _heading(text: str, underline: str) -> Tuple[Union[int, str], str]:
         return lines[1][0], lines[0]
     for pattern, depth in (
         (ATX, lambda m: len(m.group(1))),
-        (HTML_HEADING, lambda m: int(m.group(1))),
-        (LATEX_HEADING, lambda m: LATEX_DEPTH[m.group(1)]),
+        (HTML_HEADING, lambda m: int(m.group("level"))),
+        (LATEX_HEADING, lambda m: LATEX_DEPTH[m.group("command")]),
         (EQUALS_HEADING, lambda m: m.group(1).count("=")),
         (ORG_STARS, lambda m: len(m.group(1))),
         (ORG_TITLE_LINE, lambda m: 0),
