@@ -91,14 +91,6 @@ def heading_titles(group: SpanGroup, above: Optional[HeadingPath] = None) -> Lis
     return [[str(title) for _, title in carried(above or [], path)] for path in paths]
 
 
-def headings_after(doc: Doc, key: str, above: HeadingPath) -> HeadingPath:
-    """The headings in force at the end of ``doc`` (``doc.spans[key].attrs
-    ["headings_at_end"]``), a part that starts under ``above``: where the next part
-    starts."""
-    group = doc.spans.get(key) if key else None
-    return carried(above, group.attrs.get("headings_at_end", [])) if group is not None else above
-
-
 def joined_record(records: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     """One ``sentence_record`` of a text from those of its consecutive parts (each made
     with its part's ``offset``): the texts joined, the sentences and segments in order."""
@@ -520,6 +512,20 @@ def pipe_parts(
         yield Part(doc, number, offset, meta, last)
 
 
+def under_headings(parts: Iterable[Part], key: str) -> Iterator[Tuple[Part, HeadingPath]]:
+    """Each part with the headings in force where it starts: none at a document's start,
+    else those at the end of the part before (its ``doc.spans[key].attrs
+    ["headings_at_end"]``, carried: ``sentences.carried``)."""
+    above: HeadingPath = []
+    for part in parts:
+        if part.offset == 0:
+            above = []
+        yield part, above
+        group = part.doc.spans.get(key) if key else None
+        if group is not None:
+            above = carried(above, group.attrs.get("headings_at_end", []))
+
+
 def pipe_records(
     nlp: Language,
     texts: Iterable[Item],
@@ -539,13 +545,10 @@ def pipe_records(
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
     key = segments_key(nlp)
     sizer = chunk_sizer(nlp)
-    above: HeadingPath = []  # (where a part of a long document starts)
     if kind == "sentences":
         parts: List[Dict[str, Any]] = []
-        for part in pipe_parts(nlp, texts, batch_size, first, sizer):
-            above = [] if part.offset == 0 else above
+        for part, above in under_headings(pipe_parts(nlp, texts, batch_size, first, sizer), key):
             parts.append(sentence_record(part.doc, key, part.offset, above))
-            above = headings_after(part.doc, key, above)
             if part.last:
                 yield with_meta(joined_record(parts), part.meta)
                 parts = []
@@ -553,14 +556,13 @@ def pipe_records(
     # (parts are sized by the pass's tokenizer, whose wordpieces its memory holds)
     counter = chunk_sizer(nlp, load_tokenizer(tokenizer)) if tokenizer else sizer
     n_chunks = 0
-    for part in pipe_parts(nlp, texts, batch_size, first, sizer):
+    for part, above in under_headings(pipe_parts(nlp, texts, batch_size, first, sizer), key):
         if part.offset == 0:
-            n_chunks, above = 0, []
+            n_chunks = 0
         records = chunk_records(
             part.doc, part.number, key, counter, offset=part.offset, first=n_chunks, above=above
         )
         n_chunks += len(records)
-        above = headings_after(part.doc, key, above)
         for record in records:
             yield with_meta(record, part.meta)
 
