@@ -9,6 +9,7 @@ installed (``make test`` installs Debian's chromium and chromium-driver where it
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -146,8 +147,12 @@ def test_view_command_writes_the_page(tmp_path: Path) -> None:
 # --- in a real browser ---------------------------------------------------------------
 
 
-def browser() -> Any:
-    """A headless Chromium driven by Selenium, or a skip saying what is missing."""
+def browser(scratch: Path) -> Any:
+    """A headless Chromium driven by Selenium, or a skip saying what is missing.
+
+    Its profile and the temporary folders it makes go under ``scratch``, so that no run
+    leaves them in the system's temporary folder.
+    """
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver = shutil.which("chromedriver")
@@ -166,9 +171,11 @@ def browser() -> Any:
         "--disable-gpu",
         "--disable-dev-shm-usage",
         "--window-size=1400,1000",
+        f"--user-data-dir={scratch / 'profile'}",
     ):
         options.add_argument(argument)
-    return webdriver.Chrome(service=Service(driver), options=options)
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    return webdriver.Chrome(service=Service(driver, env=env), options=options)
 
 
 def test_head_view_in_a_browser(view_doc: Any, tmp_path: Path) -> None:
@@ -188,7 +195,7 @@ def test_head_view_in_a_browser(view_doc: Any, tmp_path: Path) -> None:
     few = min((h for h, n in counts.items() if n <= max_pairs), key=lambda h: -counts[h])
     many = max(counts, key=lambda h: counts[h])
     assert counts[many] > max_pairs
-    driver = browser()
+    driver = browser(tmp_path)
     try:
         driver.get(page.as_uri())
         assert driver.execute_script("return document.body.dataset.ready") == "1"
