@@ -269,7 +269,7 @@ class Errors:
         "document: the default pipeline peaks at about 5.8 GB for 100,000 tokens)."
     )
     E128 = (
-        "[E128] The text holds \\u{code:04x} at character {pos}, one half of a UTF-16 "
+        "[E128] The text{where} holds \\u{code:04x} at character {pos}, one half of a UTF-16 "
         "surrogate pair, which no encoder accepts (spaCy's string store, the model's "
         "tokenizer). Decode the text from its bytes again, or replace such characters, "
         "e.g. text.encode('utf-8', 'replace').decode('utf-8') (one '?' each: offsets stay)."

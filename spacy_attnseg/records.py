@@ -33,6 +33,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
 from .sentences import HeadingPath, carried, sentence_end_scores
+from .tokenizer import SURROGATE
 from .windows import doc_wordpiece_counts, mute_too_long_warning
 
 SEGMENTER = "attn_segmenter"
@@ -436,11 +437,18 @@ def text_batches(
 
 def as_pairs(texts: Iterable[Item]) -> Iterator[Tuple[str, Dict[str, Any]]]:
     """``(text, meta)`` of every item (``{}`` for a plain text); an item that is neither
-    a string nor a ``(string, dict)`` pair is E130, which names it."""
+    a string nor a ``(string, dict)`` pair is E130, and a text that holds a lone
+    surrogate E128, each naming the item (before a tokenizer that sizes the text's parts
+    stops on it)."""
     for index, item in enumerate(texts):
         pair = item if isinstance(item, tuple) else (item, {})
         if len(pair) != 2 or not isinstance(pair[0], str) or not isinstance(pair[1], dict):
             raise TypeError(Errors.E130.format(index=index, item=repr(item)[:80]))
+        surrogate = SURROGATE.search(pair[0])
+        if surrogate is not None:
+            where = f" of item {index} (from 0)"
+            code, pos = ord(surrogate.group()), surrogate.start()
+            raise ValueError(Errors.E128.format(where=where, code=code, pos=pos))
         yield pair
 
 

@@ -70,7 +70,9 @@ class RunTokenizer(Tokenizer):
     def __call__(self, text: str) -> Doc:
         surrogate = SURROGATE.search(text)
         if surrogate is not None:  # (spaCy's tokenizer stops with a UnicodeEncodeError)
-            raise ValueError(Errors.E128.format(code=ord(surrogate.group()), pos=surrogate.start()))
+            raise ValueError(
+                Errors.E128.format(where="", code=ord(surrogate.group()), pos=surrogate.start())
+            )
         if len(text) <= MAX_RUN or LONG_RUN.search(text) is None:
             return super().__call__(text)
         call = super().__call__

@@ -1381,6 +1381,7 @@ def test_chunks_in_python() -> None:
     hold at most ``max_tokens`` wordpieces as the model's tokenizer counts their text, and
     carry a pair's meta; a pipeline without topic segments is refused (E016)."""
     import spacy_attnseg
+    from spacy_attnseg.records import pipe_records
 
     nlp = spacy_attnseg.load_pipeline(overrides={"components.attn_segmenter.max_tokens": 48})
     texts = [" ".join(PIECES), "One short text."]
@@ -1404,6 +1405,14 @@ def test_chunks_in_python() -> None:
         error = re.escape(f"[E130] Item 1 (from 0) of the texts is {bad!r}:")
         with pytest.raises(TypeError, match=error):
             list(spacy_attnseg.chunks(nlp, ["Fine.", bad]))
+    # a lone surrogate (a JSON escape) stops with E128, which names the item and the
+    # character, for chunks and sentence records alike (before: a TypeError deep in the
+    # tokenizer that sizes a document's parts)
+    bad = "Fine. A \udc80 half."
+    error = re.escape("[E128] The text of item 1 (from 0) holds \\udc80 at character 8,")
+    for kind in ("chunks", "sentences"):
+        with pytest.raises(ValueError, match=error):
+            list(pipe_records(nlp, ["Fine.", (bad, {"id": 1})], kind, batch_size=2))
 
 
 def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:
