@@ -32,7 +32,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
-from .sentences import HeadingPath, carried, sentence_end_scores
+from .sentences import HeadingPath, carried, sentence_end_scores, set_heading_paths
 from .tokenizer import SURROGATE
 from .windows import doc_wordpiece_counts, mute_too_long_warning
 
@@ -523,15 +523,22 @@ def pipe_parts(
 def under_headings(parts: Iterable[Part], key: str) -> Iterator[Tuple[Part, HeadingPath]]:
     """Each part with the headings in force where it starts: none at a document's start,
     else those at the end of the part before (its ``doc.spans[key].attrs
-    ["headings_at_end"]``, carried: ``sentences.carried``)."""
+    ["headings_at_end"]``, carried: ``sentences.carried``). A later part's headings
+    are read again after the adornment styles of the parts before it
+    (``attrs["heading_styles"]``), so that an underline's depth is the document's, not
+    the order in which that part first uses the styles."""
     above: HeadingPath = []
+    styles: List[str] = []
     for part in parts:
-        if part.offset == 0:
-            above = []
-        yield part, above
         group = part.doc.spans.get(key) if key else None
+        if part.offset == 0:
+            above, styles = [], []
+        elif group is not None and styles:
+            set_heading_paths(part.doc, key, styles)
+        yield part, above
         if group is not None:
             above = carried(above, group.attrs.get("headings_at_end", []))
+            styles = list(group.attrs.get("heading_styles", styles))
 
 
 def pipe_records(

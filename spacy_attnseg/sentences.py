@@ -22,7 +22,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy
 from spacy.attrs import IDX, IS_LEFT_PUNCT, IS_QUOTE, IS_RIGHT_PUNCT, IS_SPACE, LENGTH, ORTH, SPACY
@@ -913,20 +913,22 @@ HeadingPath = List[List[Union[int, str]]]
 
 
 def heading_paths(
-    texts: Sequence[str], headings: Any, firsts: Sequence[int]
-) -> Tuple[List[HeadingPath], HeadingPath]:
+    texts: Sequence[str], headings: Any, firsts: Sequence[int], styles: Sequence[str] = ()
+) -> Tuple[List[HeadingPath], HeadingPath, List[str]]:
     """The marked headings in force at each segment (``firsts``: the index of its first
-    sentence), outermost first, and those in force at the end of the text: each
-    ``[depth, title]`` (``markup.heading_title``; an adornment style's depth is the
-    order in which the text first uses it, from 1). A heading closes those in force at
-    its depth and deeper. A segment's path is read after the headings that open it,
-    plain ones too (a short line that the segment keeps with the marked heading below
-    it); those further inside it count from the next segment on. ``texts``: the
-    sentences' texts; ``headings``: ``heading_sentences`` of them (only a
-    ``MARKED_HEADING`` enters a path: a plain heading says nothing of its depth)."""
+    sentence), outermost first, those in force at the end of the text, and the
+    adornment styles in the order of their depths: each heading ``[depth, title]``
+    (``markup.heading_title``; an adornment style's depth is the order in which the
+    text first uses it, from 1, after ``styles``, those of the text before it, where it
+    is one part of a document). A heading closes those in force at its depth and
+    deeper. A segment's path is read after the headings that open it, plain ones too (a
+    short line that the segment keeps with the marked heading below it); those further
+    inside it count from the next segment on. ``texts``: the sentences' texts;
+    ``headings``: ``heading_sentences`` of them (only a ``MARKED_HEADING`` enters a
+    path: a plain heading says nothing of its depth)."""
     flags = numpy.asarray(headings)
     marked = flags == MARKED_HEADING
-    styles: Dict[str, int] = {}
+    ranks = {style: depth for depth, style in enumerate(styles, start=1)}
     stack: HeadingPath = []
     paths: List[HeadingPath] = []
     done = 0
@@ -937,7 +939,7 @@ def heading_paths(
             return  # (an underline: read with its title)
         depth, title = heading_title(text, texts[k + 1] if k + 1 < len(texts) else "")
         if isinstance(depth, str):
-            depth = styles.setdefault(depth, len(styles) + 1)
+            depth = ranks.setdefault(depth, len(ranks) + 1)
         while stack and int(stack[-1][0]) >= depth:
             stack.pop()
         stack.append([depth, title])
@@ -953,7 +955,25 @@ def heading_paths(
         paths.append([list(heading) for heading in stack])
     for k in range(done, len(texts)):
         read(k)
-    return paths, [list(heading) for heading in stack]
+    return paths, [list(heading) for heading in stack], list(ranks)
+
+
+def set_heading_paths(doc: Doc, key: str, styles: Sequence[str] = ()) -> None:
+    """The marked headings in force at each segment of ``doc.spans[key]``, as
+    ``attrs["headings"]`` (per segment, ``[depth, title]`` outermost first), those in
+    force at the Doc's end, ``attrs["headings_at_end"]``, and its adornment styles in
+    the order of their depths, ``attrs["heading_styles"]`` (``heading_paths``; ``styles``:
+    those of the part of a document before the Doc): what a chunk of a Markdown, HTML,
+    reStructuredText, MediaWiki, LaTeX or Org page sits under."""
+    group = doc.spans[key]
+    starts = [sent.start for sent in doc.sents] if len(doc) else []
+    texts = sentence_texts(doc, starts)
+    headings = heading_sentences(doc, starts, paragraph_starts(doc, starts), texts)
+    firsts = numpy.searchsorted(starts, [span.start for span in group], side="right") - 1
+    paths, at_end, ranked = heading_paths(texts, headings, [max(0, int(k)) for k in firsts], styles)
+    group.attrs["headings"] = paths
+    group.attrs["headings_at_end"] = at_end
+    group.attrs["heading_styles"] = ranked
 
 
 def carried(above: HeadingPath, path: HeadingPath) -> HeadingPath:

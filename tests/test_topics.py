@@ -861,7 +861,7 @@ def test_heading_paths_equal_the_backward_definition(
     texts = ["#" * d + f" H{k}" if d > 0 else f"Text {k}" for k, d in enumerate(depths)]
     flags = numpy.array([MARKED_HEADING if d > 0 else PLAIN_HEADING if d else 0 for d in depths])
     firsts = sorted({0} | {c for c in cuts if c < n})
-    paths, at_end = heading_paths(texts, flags, firsts)
+    paths, at_end, _ = heading_paths(texts, flags, firsts)
     bounds = firsts + [n]
     for k, (first, last) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
         opened = first
@@ -870,7 +870,7 @@ def test_heading_paths_equal_the_backward_definition(
         assert paths[k] == backward_path(depths, titles, opened)
     assert at_end == backward_path(depths, titles, n)
     if part < n:  # (a part boundary where a segment starts)
-        whole, _ = heading_paths(texts, flags, [0, part])
+        whole = heading_paths(texts, flags, [0, part])[0]
         above = heading_paths(texts[:part], flags[:part], [0])[1]
         second = heading_paths(texts[part:], flags[part:], [0])[0][0]
         assert carried(above, second) == whole[1]
@@ -927,8 +927,20 @@ def test_chunks_carry_the_headings_they_sit_under(monkeypatch: pytest.MonkeyPatc
     doc = nlp(rest)
     group = doc.spans["attn_segments"]
     assert group.attrs["headings_at_end"] == [[1, "Reference"]]
+    assert group.attrs["heading_styles"] == ["=", "-"]
     heads = {tuple(t for _, t in path) for path in group.attrs["headings"]}
     assert heads >= {("Manual", "Setup"), ("Manual", "Tuning"), ("Reference",)}
+    # read in parts, one of which opens with the second style: its underlines keep the
+    # depths of the whole page (ranked anew, "Tuning" would close "Manual")
+    whole = {r["start"]: r.get("headings") for r in spacy_attnseg.chunks(nlp, [rest])}
+    tuning = rest.index("Tuning")
+    monkeypatch.setattr(records, "PART_CHARACTERS", tuning + 2)
+    assert [a for a, _ in records.text_parts(rest, tuning + 2)][1] == tuning
+    in_parts = list(spacy_attnseg.chunks(nlp, [rest]))
+    assert "".join(r["text"] for r in in_parts) == rest
+    assert [r.get("headings") for r in in_parts if r["start"] == tuning] == [["Manual", "Tuning"]]
+    assert all(r.get("headings") == whole[r["start"]] for r in in_parts if r["start"] in whole)
+    monkeypatch.undo()
     assert all("headings" not in r for r in spacy_attnseg.chunks(nlp, ["\n\n".join(PIECES)]))
 
 

@@ -40,7 +40,6 @@ from ..sentences import (
     MARKED_HEADING,
     candidate_mask,
     decide_starts,
-    heading_paths,
     heading_sentences,
     heads_prose,
     lead_ins,
@@ -48,6 +47,7 @@ from ..sentences import (
     paragraph_starts,
     sentence_paragraphs,
     sentence_texts,
+    set_heading_paths,
     starts_line,
     validate_candidates,
 )
@@ -827,19 +827,3 @@ def _concat(arrays: List[Any]) -> Any:
     from thinc.api import get_array_module
 
     return get_array_module(arrays[0]).concatenate(arrays, axis=1)
-
-
-def set_heading_paths(doc: Doc, key: str) -> None:
-    """The marked headings in force at each segment of ``doc.spans[key]``, as
-    ``attrs["headings"]`` (per segment, ``[depth, title]`` outermost first), and those in
-    force at the Doc's end, ``attrs["headings_at_end"]`` (``sentences.heading_paths``):
-    what a chunk of a Markdown, HTML, reStructuredText, MediaWiki, LaTeX or Org page sits
-    under."""
-    group = doc.spans[key]
-    starts = [sent.start for sent in doc.sents] if len(doc) else []
-    texts = sentence_texts(doc, starts)
-    headings = heading_sentences(doc, starts, paragraph_starts(doc, starts), texts)
-    firsts = numpy.searchsorted(starts, [span.start for span in group], side="right") - 1
-    paths, at_end = heading_paths(texts, headings, [max(0, int(k)) for k in firsts])
-    group.attrs["headings"] = paths
-    group.attrs["headings_at_end"] = at_end
