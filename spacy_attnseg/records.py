@@ -343,9 +343,12 @@ PART_CHARACTERS = 200_000
 #: pass's memory grows with its wordpieces. Text of about one wordpiece per character
 #: (CJK without spaces, URLs, codes) is read in parts of fewer characters.
 CHARACTERS_PER_WORDPIECE = 4
-#: Where a part may end, best first: after a blank line, a line break, a sentence's end
-#: (its final punctuation, closing quotes or brackets, white space), any white space.
+#: Where a part may end, best first: after a blank line that ends a sentence (its final
+#: punctuation, closing quotes or brackets: not a heading, which would be cut off from
+#: its section, nor a line that leads into what follows it), after any blank line, a line
+#: break, a sentence's end, any white space.
 PART_ENDS = (
+    re.compile(r"[.!?…][\"')\]’”]*[^\S\n]*\n[^\S\n]*\n\s*"),
     re.compile(r"\n[^\S\n]*\n\s*"),
     re.compile(r"\n\s*"),
     re.compile(r"[.!?][\"')\]’”]*\s+"),
