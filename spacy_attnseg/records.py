@@ -346,10 +346,11 @@ CHARACTERS_PER_WORDPIECE = 4
 #: Where a part may end, best first: after a blank line that ends a sentence (its final
 #: punctuation, closing quotes or brackets: not a heading, which would be cut off from
 #: its section, nor a line that leads into what follows it), after any blank line, a line
-#: break, a sentence's end, any white space.
+#: break that ends a sentence, any line break, a sentence's end, any white space.
 PART_ENDS = (
     re.compile(r"[.!?…][\"')\]’”]*[^\S\n]*\n[^\S\n]*\n\s*"),
     re.compile(r"\n[^\S\n]*\n\s*"),
+    re.compile(r"[.!?…][\"')\]’”]*[^\S\n]*\n\s*"),
     re.compile(r"\n\s*"),
     re.compile(r"[.!?][\"')\]’”]*\s+"),
     re.compile(r"\s+"),

@@ -1465,17 +1465,19 @@ def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) ->
     assert {r["start"] for r in got} >= {a for a, _ in parts}
 
 
+@pytest.mark.parametrize("joiner", ["\n\n", "\n"])
 @pytest.mark.parametrize(
     "heading", ["## Install", "Install\n-------", "<h2>Install</h2>", "Install", "Steps:"]
 )
-def test_a_part_ends_before_a_heading_not_after_it(heading: str) -> None:
-    """A long document's part ends at a blank line after a sentence's end where its
-    second half has one, so a heading (or a line that leads into what follows) starts
-    the next part with its section instead of ending this one."""
+def test_a_part_ends_before_a_heading_not_after_it(heading: str, joiner: str) -> None:
+    """A long document's part ends at a blank line (or, in text without blank lines, a
+    line break) after a sentence's end where its second half has one, so a heading (or
+    a line that leads into what follows) starts the next part with its section instead
+    of ending this one."""
     from spacy_attnseg.records import text_parts
 
     prose = "The valve was closed before the test. Pressure held for an hour."
-    text = "\n\n".join([prose, prose, heading, prose, prose])
+    text = joiner.join([prose, prose, heading, prose, prose])
     before = text.index(heading)
     assert [a for a, _ in text_parts(text, before + len(heading) + 5)] == [0, before]
 
