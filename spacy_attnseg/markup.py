@@ -224,6 +224,12 @@ def line_bounds(text: str) -> Tuple[numpy.ndarray, List[int]]:
     return begins, [*(m.start() for m in breaks), len(text)]
 
 
+def code_blocks(text: str) -> List[Tuple[int, int]]:
+    """``(start, close)`` of the fenced code blocks (``fenced_code``) and the
+    reStructuredText literal blocks (``literal_blocks``) of ``text``, by their starts."""
+    return sorted(fenced_code(text) + literal_blocks(text))
+
+
 def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     """For each character offset (sorted) of ``text``, whether it lies in code: inside a
     fenced block (``fenced_code``: from a line that opens one to the line that closes
@@ -232,7 +238,7 @@ def in_code(text: str, offsets: Sequence[int]) -> numpy.ndarray:
     the text."""
     points = numpy.asarray(offsets, dtype="int64")
     out = numpy.zeros(len(points), dtype=bool)
-    for start, close in fenced_code(text) + literal_blocks(text):
+    for start, close in code_blocks(text):
         out[numpy.searchsorted(points, start) : numpy.searchsorted(points, close)] = True
     lines, _ = line_bounds(text)
     firsts = lines[numpy.searchsorted(lines, points, side="right") - 1]

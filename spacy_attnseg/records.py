@@ -6,9 +6,10 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 :mod:`spacy_attnseg.scale`.
 """
 
+import bisect
 import functools
+import itertools
 import re
-from collections import deque
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -32,6 +33,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
+from .markup import code_blocks
 from .sentences import HeadingPath, carried, sentence_end_scores, set_heading_paths
 from .tokenizer import SURROGATE
 from .windows import doc_wordpiece_counts, mute_too_long_warning
@@ -360,18 +362,31 @@ PART_ENDS = (
 def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
     """``(start, end)`` of consecutive parts of ``text`` of at most ``limit`` characters
     that cover it: each ends at the last place in its second half where ``PART_ENDS``
-    says a part may end, by the first of them found there (exactly at ``limit`` where
-    none is). One part where ``text`` is no longer than ``limit``. Linear in the text."""
+    says a part may end, by the first of them found there, outside code blocks where
+    there is one (``markup.code_blocks``: a part that opened inside one would read its
+    ``# comment`` lines as headings and its closing fence as an opening one), exactly
+    at ``limit`` where none is. One part where ``text`` is no longer than ``limit``.
+    Linear in the text."""
+    if len(text) <= limit:
+        return [(0, len(text))]
+    blocks = code_blocks(text)
+    opens = [start for start, _ in blocks]
+    reach = list(itertools.accumulate((close for _, close in blocks), max))
+
+    def outside(end: int) -> bool:
+        k = bisect.bisect_left(opens, end)  # (the blocks that open before ``end``)
+        return k == 0 or reach[k - 1] < end
+
     starts = [0]
     while len(text) - starts[-1] > limit:
         a = starts[-1]
-        cut = a + limit
-        for pattern in PART_ENDS:
-            last = deque(pattern.finditer(text, a + limit // 2, a + limit), maxlen=1)
-            if last:
-                cut = last[0].end()
-                break
-        starts.append(cut)
+        kinds = [
+            [m.end() for m in pattern.finditer(text, a + limit // 2, a + limit)]
+            for pattern in PART_ENDS
+        ]
+        best = [end for ends in kinds for end in reversed(ends) if outside(end)]
+        best += [ends[-1] for ends in kinds if ends]  # (in code, where nothing is outside)
+        starts.append(best[0] if best else a + limit)
     return list(zip(starts, starts[1:] + [len(text)], strict=True))
 
 

@@ -1482,6 +1482,30 @@ def test_a_part_ends_before_a_heading_not_after_it(heading: str, joiner: str) ->
     assert [a for a, _ in text_parts(text, before + len(heading) + 5)] == [0, before]
 
 
+def test_a_part_does_not_open_inside_a_code_block() -> None:
+    """Where the second half of a part holds the end of a prose paragraph before a
+    fenced (or reStructuredText literal) code block, the part ends there and not at a
+    place of the same kind inside the block: the next part would read the block's
+    ``# comment`` lines as headings and its closing fence as an opening one. Inside a
+    block longer than a part, a part still ends at a line break there."""
+    from spacy_attnseg.records import text_parts
+
+    prose = "The valve was closed before the test. Pressure held for an hour."
+    code = "\n\n".join(['# check the valve\nprint("closed.")'] * 6)
+    for opening, closing in (("```python\n", "\n```"), ("Run it::\n\n", "")):
+        block = opening + code.replace("\n", "\n    " if not closing else "\n") + closing
+        if not closing:  # (a literal block: its lines indented under the "::" line)
+            block = opening + "    " + code.replace("\n", "\n    ").replace("\n    \n", "\n\n")
+        text = "\n\n".join([prose] * 5 + [block, prose])
+        start = text.index(opening)
+        limit = start + len(block) - 10  # (the block's start in the part's second half)
+        assert limit // 2 < start and len(text) > limit
+        assert [a for a, _ in text_parts(text, limit)][:2] == [0, start], opening
+    long_block = "```\n" + "\n\n".join([code] * 3) + "\n```"
+    parts = text_parts(long_block, 100)
+    assert len(parts) > 3 and all(long_block[b - 1] == "\n" for _, b in parts[:-1])
+
+
 @settings(max_examples=200, derandomize=True, deadline=None)
 @given(
     text=st.lists(
