@@ -8,10 +8,9 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 
 import bisect
 import functools
-import itertools
 import re
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import (
     Any,
@@ -371,7 +370,7 @@ def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
         return [(0, len(text))]
     blocks = code_blocks(text)
     opens = [start for start, _ in blocks]
-    reach = list(itertools.accumulate((close for _, close in blocks), max))
+    reach = list(accumulate((close for _, close in blocks), max))
 
     def outside(end: int) -> bool:
         k = bisect.bisect_left(opens, end)  # (the blocks that open before ``end``)
