@@ -1492,10 +1492,10 @@ def test_a_part_does_not_open_inside_a_code_block() -> None:
 
     prose = "The valve was closed before the test. Pressure held for an hour."
     code = "\n\n".join(['# check the valve\nprint("closed.")'] * 6)
-    for opening, closing in (("```python\n", "\n```"), ("Run it::\n\n", "")):
-        block = opening + code.replace("\n", "\n    " if not closing else "\n") + closing
-        if not closing:  # (a literal block: its lines indented under the "::" line)
-            block = opening + "    " + code.replace("\n", "\n    ").replace("\n    \n", "\n\n")
+    indented = "    " + code.replace("\n", "\n    ").replace("\n    \n", "\n\n")
+    fenced = ("```python\n", "```python\n" + code + "\n```")
+    literal = ("Run it::\n\n", "Run it::\n\n" + indented)  # (lines indented under "::")
+    for opening, block in (fenced, literal):
         text = "\n\n".join([prose] * 5 + [block, prose])
         start = text.index(opening)
         limit = start + len(block) - 10  # (the block's start in the part's second half)
