@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import lzma
+import math
 import re
 import sys
 from pathlib import Path
@@ -176,11 +177,45 @@ def _opened(raw: BinaryIO, name: str) -> Input:
     return Input(raw, name)
 
 
-def _loads(text: str) -> Any:
-    """``json.loads``; a value nested deeper than Python's JSON reader goes (its
+class UnkeptValue(ValueError):
+    """A value Python's JSON reader would read but the output could not write back as
+    JSON: NaN or Infinity (not JSON), a number beyond a 64-bit float (read as
+    Infinity), an integer longer than Python converts."""
+
+
+def _constant(name: str) -> Any:
+    raise UnkeptValue(f"it holds {name}, which JSON does not allow: write null or a string")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        number = text if len(text) <= 24 else text[:20] + "..."
+        raise UnkeptValue(
+            f"it holds the number {number}, beyond what a 64-bit float holds: write it as a string"
+        )
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # (longer than sys.get_int_max_str_digits())
+        raise UnkeptValue(
+            f"it holds an integer of {len(text):,} digits, more than Python reads: write it "
+            "as a string"
+        ) from None
+
+
+def _loads(text: str, strict: bool = True) -> Any:
+    """``json.loads``; ``strict`` about numbers (``UnkeptValue``: the records written
+    would not be JSON, or would fail), else as Python reads them (to tell whether a text
+    is JSON at all); a value nested deeper than Python's JSON reader goes (its
     ``RecursionError``) is a ``JSONDecodeError`` that says so."""
     try:
-        return json.loads(text)
+        if not strict:
+            return json.loads(text)
+        return json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
         raise json.JSONDecodeError("nested deeper than the JSON reader goes", text, 0) from None
 
@@ -188,16 +223,15 @@ def _loads(text: str) -> Any:
 def _json(text: str, where: str, key: str) -> Any:
     try:
         return _loads(text)
-    except json.JSONDecodeError as e:
-        raise typer.BadParameter(
-            Errors.E112.format(where=where, key=key, detail=f"not JSON: {e}")
-        ) from None
+    except ValueError as e:
+        detail = str(e) if isinstance(e, UnkeptValue) else f"not JSON: {e}"
+        raise typer.BadParameter(Errors.E112.format(where=where, key=key, detail=detail)) from None
 
 
 def _json_array(text: str, key: str) -> List[Any]:
     try:
         return cast(List[Any], _loads(text))
-    except json.JSONDecodeError as e:
+    except ValueError as e:
         raise typer.BadParameter(Errors.E126.format(key=key, detail=e)) from None
 
 
@@ -288,7 +322,7 @@ def _holds_json_documents(text: str, key: str = TEXT_KEY) -> bool:
     end = text.find("\n", first)
     for part in (text[first:end] if end >= 0 else "", text):  # (the first line, the whole)
         try:
-            value = _loads(part)
+            value = _loads(part, strict=False)
         except ValueError:
             continue
         if isinstance(value, list):  # (an array's item: an object, or a string, its text)
@@ -844,8 +878,8 @@ def calibrate_cli(
         value: Any = candidates
         if candidates.lstrip().startswith("["):
             try:
-                value = json.loads(candidates)
-            except json.JSONDecodeError:
+                value = _loads(candidates)
+            except ValueError:
                 raise typer.BadParameter(Errors.E008.format(value=candidates)) from None
         overrides["components.attn_segmenter.candidates"] = value
     nlp = load_pipeline(model, overrides=overrides)

@@ -177,6 +177,17 @@ def test_segment_jsonl_stdin() -> None:
             '"text" (not JSON: nested deeper than the JSON reader goes',
         ),
         ("[" * 100_000 + "]" * 100_000, "(nested deeper than the JSON reader goes"),
+        # values Python reads that the output could not write back as JSON (NaN,
+        # Infinity) or could not write at all (an integer over Python's digit limit)
+        ('{"text": "Fine.", "score": NaN}\n', '"text" (it holds NaN, which JSON does not allow'),
+        ('{"text": "Fine."}\n{"text": "Fine.", "m": [-Infinity]}\n', "Line 2 of the input is"),
+        ('{"text": "Fine.", "x": 1e400}\n', "(it holds the number 1e400, beyond what a 64-bit"),
+        ('{"text": "Fine.", "id": ' + "7" * 5000 + "}\n", "an integer of 5,000 digits, more"),
+        (
+            '[{"text": "Fine.", "x": NaN}]',
+            '[E126] The input starts with "[" but is not one JSON '
+            "array (it holds NaN, which JSON does not allow: write null or a string)",
+        ),
     ],
 )
 def test_segment_jsonl_bad_input(stdin: str, detail: str) -> None:
