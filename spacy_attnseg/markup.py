@@ -70,8 +70,9 @@ BLANK_LINE = re.compile(LINE_END + r"\s*" + LINE_END + "|" + PARAGRAPH_SEPARATOR
 # ending as a statement does: "== 144``. Similarly," is a line of wrapped prose), a
 # line underlined with a run of = - ~ ^ * # + (Markdown's and reStructuredText's; the
 # run may be a sentence of its own, ``ADORNMENT``), or MediaWiki's "== Title ==" (also
-# as WikiText writes it, "= = Title = ="; two or more = on each side, as many after as
-# before: "= x =" is as likely a formula)
+# as WikiText writes it, "= = Title = ="; as many = after as before). With one = on each
+# side, a page's title, "= Title =", reads as a formula does that WikiText leaves on a
+# line of its own: ``sentences.heading_sentences`` tells them apart by the text around.
 LINE_ENDS_HERE = rf"[ \t]*(?=[{LINE_END_CHARS}]|$)"
 # HTML's heading element on a line, and LaTeX's sectioning commands by their depth
 HTML_HEADING = re.compile(
@@ -109,7 +110,7 @@ OVERLINED = re.compile(
     + NEXT_LINE
     + r"[ \t]*\1{3,}[ \t]*"
 )
-MEDIAWIKI = re.compile(rf"(=(?: ?=){{1,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
+MEDIAWIKI = re.compile(rf"(=(?: ?=){{0,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
 # A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
 # more; what follows the run is an opening fence's info string, and holds no backtick
 # after backticks; AsciiDoc's ---- under a "[source]" or "[listing]" line), and the
@@ -537,7 +538,7 @@ STATEMENT_END = re.compile(r"[.!:;,…]['\"”’)\]]*$")
 # The depth each marked heading's own markup gives it (1 outermost), and its title
 ATX = re.compile(rf"(#{{1,6}})[ \t]+({IN_LINE}*?)(?:[ \t]+#+)?[ \t]*")
 HTML_TAG = re.compile(r"<[^<>]*>")
-EQUALS_HEADING = re.compile(rf"((?:=[ \t]?){{2,6}})({IN_LINE}*?)[= \t]*")
+EQUALS_HEADING = re.compile(rf"((?:=[ \t]?){{1,6}})({IN_LINE}*?)[= \t]*")
 ORG_STARS = re.compile(rf"(\*+)[ \t]+({IN_LINE}*)")
 ORG_TITLE_LINE = re.compile(rf"(?i)#\+title:[ \t]*({IN_LINE}*)")
 

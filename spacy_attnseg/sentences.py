@@ -851,7 +851,9 @@ def heading_sentences(
     """For each sentence (token index of its start), whether it is a heading of what
     follows: ``MARKED_HEADING`` where it starts a line outside code (``in_code``), is
     not the last sentence and is marked as one (``HEADING_MARK``, ``UNDERLINED``,
-    ``MEDIAWIKI``, an Org-mode page's heading (``org_blocks``), a title between two
+    ``MEDIAWIKI``; with one ``=`` on each side, a page's title, only on a page with
+    MediaWiki's section headings and where ``stands_as_title``), an Org-mode page's
+    heading (``org_blocks``), a title between two
     lines of ``ADORNMENT`` (``overlined_title``), or one line directly above a line of
     ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
@@ -885,13 +887,32 @@ def heading_sentences(
         for k in range(len(starts))
     ]
     org = {a for a, _ in org_blocks(doc.text)[1]}  # an Org-mode page's headings
+    wiki = [
+        MEDIAWIKI.fullmatch(text) if at_line[k] and one_line[k] and not code[k] else None
+        for k, text in enumerate(stripped)
+    ]
+    # a MediaWiki page: one with a section heading, "== Section ==" (or "= = Section = =")
+    wiki_page = any(found is not None and found.group(1) != "=" for found in wiki)
+
+    def stands_as_title(k: int) -> bool:
+        """Whether sentence ``k`` is a paragraph of its own between whole paragraphs:
+        after the text's start, a marked heading or a sentence's end
+        (``PARAGRAPH_END``), or above a paragraph that opens with a capital. So stands
+        MediaWiki's page title, ``"= Title ="``; a formula that WikiText leaves on a
+        line of its own (``"= 1 henry and capacitance C ="``) continues a sentence."""
+        if not (paragraph_first[k] and paragraph_first[k + 1]):
+            return False
+        if k == 0 or out[k - 1] == MARKED_HEADING or PARAGRAPH_END.search(stripped[k - 1]):
+            return True
+        return stripped[k + 1].lstrip(PARAGRAPH_OPENERS)[:1].isupper()
+
     for k in range(len(starts) - 1):
         if not at_line[k] or code[k]:
             continue
-        text = stripped[k]
+        text, found = stripped[k], wiki[k]
         marked = one_line[k] and (
             HEADING_MARK.match(text) is not None
-            or MEDIAWIKI.fullmatch(text) is not None
+            or (found is not None and (found.group(1) != "=" or (wiki_page and stands_as_title(k))))
             or doc[starts[k]].idx in org
         )
         underlined = UNDERLINED.fullmatch(text) or overlined_title(text)

@@ -2021,6 +2021,49 @@ def test_marked_headings() -> None:
     assert not (flags == PLAIN_HEADING).any()
 
 
+def test_a_mediawiki_page_title_is_a_heading_and_a_formula_is_not() -> None:
+    """On a MediaWiki page (one with a section heading), ``= Title =`` between whole
+    paragraphs is the page's title, above its sections in the heading paths; a formula
+    that WikiText leaves on a line of its own inside a sentence is not. As in WikiText,
+    a page's title may follow a section left empty or a closing quote, and open a
+    paragraph that does not open with a capital."""
+    from spacy_attnseg.sentences import heading_paths
+
+    paragraphs = [
+        " = Robert Boulter = ",
+        " Robert Boulter is an English actor . ",
+        " = = Career = = ",
+        " The filter has inductance L ",
+        " = 1 henry and capacitance C = ",
+        " 1 farad . The prototype can be scaled . ",
+        " = = Filmography = = ",
+        " = Du Fu = ",
+        " Du Fu was a Chinese poet . ",
+        " = = Works = = ",
+        ' He wrote the line " the state is broken . " ',
+        " = Ironclad warship = ",
+        " An ironclad is a steam @-@ propelled warship . ",
+        " = iPod = ",
+        " iPod is a line of portable media players . ",
+    ]
+    doc = spacy.blank("en")("\n\n".join(paragraphs))
+    starts = [0] + [t.i + 1 for t in doc[:-1] if t.is_space and "\n\n" in t.text]
+    texts = sentence_texts(doc, starts)
+    assert len(texts) == len(paragraphs)
+    flags = heading_sentences(doc, starts, numpy.ones(len(starts), dtype=bool), texts)
+    marked = [t.strip() for t, f in zip(texts, flags, strict=True) if f == MARKED_HEADING]
+    assert marked == [p.strip() for p in paragraphs if p.startswith(" =") and "henry" not in p]
+    paths, _, _ = heading_paths(texts, flags, [1, 3, 8, 10, 12, 14])
+    assert paths == [
+        [[1, "Robert Boulter"]],
+        [[1, "Robert Boulter"], [2, "Career"]],
+        [[1, "Du Fu"]],
+        [[1, "Du Fu"], [2, "Works"]],
+        [[1, "Ironclad warship"]],
+        [[1, "iPod"]],
+    ]
+
+
 def test_no_heading_in_code_or_a_formula() -> None:
     """A ``#`` comment in a fenced or indented code block, and a formula between two
     single ``=``, are no headings; the same ``#`` line outside code is."""

@@ -813,6 +813,7 @@ def test_joined_sentences_at_the_end_join_the_unit_before() -> None:
         ("\\chapter[Short]{A long title}", "", (2, "A long title")),
         ("== History ==", "", (2, "History")),
         ("= = Early life = =", "", (2, "Early life")),  # (as WikiText writes MediaWiki's)
+        ("= Du Fu =", "", (1, "Du Fu")),  # (a MediaWiki page's title)
         ("=== Usage", "", (3, "Usage")),  # (AsciiDoc's)
         ("** Sub", "", (2, "Sub")),  # (Org's)
         ("#+TITLE: Page", "", (0, "Page")),
