@@ -487,8 +487,8 @@ def segment_cli(
     input is one JSON array of such objects or of strings); each output line is {"text",
     "sents", "segments"}, lists of {"start", "end", "score"} with character offsets into
     that text: how sure the sentence ends there (P(S) of the start that follows it) and
-    the score of the segment's boundary (and "headings", the titles of the marked
-    headings it sits under, where there are any), and "meta", the line's other fields,
+    the score of the segment's boundary (and "headings", the titles of the headings it
+    sits under, where there are any), and "meta", the line's other fields,
     where it has any. With --output the Docs are saved as DocBin (sentences, doc.spans
     with their scores, doc._.head_pairs), readable by spaCy's DocBin().from_disk. A
     document of more than 200,000 characters is read as chunk reads it, in parts of at
@@ -643,11 +643,12 @@ def chunk_cli(
     1 or more for a boundary chosen on its own, possibly less for one that --max-tokens
     or --max-sents forced; 0.0 for a document's first chunk, a cut that only the size
     limit of the chunk's own tokenizer made, and the start of a part), "headings", the
-    titles of the marked headings the chunk sits under (Markdown, HTML, reStructuredText,
-    MediaWiki, AsciiDoc, LaTeX, Org), outermost first, where there are any, and "meta",
-    the other fields of the document's input line, where it has any. Joined in order, the
-    chunks' texts give the input text back. --text-key reads each JSON object's text
-    from another field than "text". With --tokenizer (the embedding model's),
+    titles of the headings the chunk sits under (Markdown, HTML, reStructuredText,
+    MediaWiki, AsciiDoc, LaTeX, Org, or plain titles over its sections), outermost
+    first, where there are any, and "meta", the other fields of the document's input
+    line, where it has any. Joined in order, the chunks' texts give the input text
+    back. --text-key reads each JSON object's text from another field than "text". With
+    --tokenizer (the embedding model's),
     a chunk that reads as more than --max-tokens of its tokens is cut again at sentence
     starts where it can. A document of more than 200,000
     characters is read in parts of at most that many, each ending at a paragraph break

@@ -275,7 +275,7 @@ def chunk_records(
 ) -> List[Dict[str, Any]]:
     """One record per topic chunk of ``doc`` (``doc.spans[key]``): ``{"doc", "chunk",
     "text", "start", "end", "n_tokens", "n_sents", "score"}``, and ``"headings"``, the
-    titles of the marked headings the chunk sits under, outermost first, where it sits
+    titles of the headings the chunk sits under, outermost first, where it sits
     under any (the group's ``attrs["headings"]``); a chunk runs to the next
     one's start, so the chunks' texts joined give the document's text back. With a
     ``sizer``, each chunk's text is counted as its tokenizer reads it alone, and a chunk
@@ -544,19 +544,23 @@ def under_headings(parts: Iterable[Part], key: str) -> Iterator[Tuple[Part, Head
     ["headings_at_end"]``, carried: ``sentences.carried``). A later part's headings
     are read again after the adornment styles of the parts before it
     (``attrs["heading_styles"]``), so that an underline's depth is the document's, not
-    the order in which that part first uses the styles."""
+    the order in which that part first uses the styles, and after the plain headings
+    over prose of the parts before it (``attrs["plain_headings"]``), which count towards
+    ``sentences.PLAIN_SECTIONS``."""
     above: HeadingPath = []
     styles: List[str] = []
+    plain = 0
     for part in parts:
         group = part.doc.spans.get(key) if key else None
         if part.offset == 0:
-            above, styles = [], []
-        elif group is not None and styles:
-            set_heading_paths(part.doc, key, styles)
+            above, styles, plain = [], [], 0
+        elif group is not None and (styles or plain):
+            set_heading_paths(part.doc, key, styles, plain)
         yield part, above
         if group is not None:
             above = carried(above, group.attrs.get("headings_at_end", []))
             styles = list(group.attrs.get("heading_styles", styles))
+            plain = int(group.attrs.get("plain_headings", plain))
 
 
 def pipe_records(

@@ -57,6 +57,7 @@ from .markup import (
     overlined_title,
     page_lines,
     running_lines,
+    says_nothing,
     text_blocks,
 )
 from .tokenizer import LONG_RUN
@@ -933,10 +934,19 @@ def heading_sentences(
 HeadingPath = List[List[Union[int, str]]]
 
 
+#: The depth at which a plain heading over prose enters a heading path: below every
+#: heading that markup marks (Markdown's ``######`` is 6, LaTeX's ``\subparagraph`` 7)
+PLAIN_DEPTH = 10
+
+
 def heading_paths(
-    texts: Sequence[str], headings: Any, firsts: Sequence[int], styles: Sequence[str] = ()
+    texts: Sequence[str],
+    headings: Any,
+    firsts: Sequence[int],
+    styles: Sequence[str] = (),
+    prose: Any = None,
 ) -> Tuple[List[HeadingPath], HeadingPath, List[str]]:
-    """The marked headings in force at each segment (``firsts``: the index of its first
+    """The headings in force at each segment (``firsts``: the index of its first
     sentence), outermost first, those in force at the end of the text, and the
     adornment styles in the order of their depths: each heading ``[depth, title]``
     (``markup.heading_title``; an adornment style's depth is the order in which the
@@ -945,10 +955,14 @@ def heading_paths(
     deeper. A segment's path is read after the headings that open it, plain ones too (a
     short line that the segment keeps with the marked heading below it); those further
     inside it count from the next segment on. ``texts``: the sentences' texts;
-    ``headings``: ``heading_sentences`` of them (only a ``MARKED_HEADING`` enters a
-    path: a plain heading says nothing of its depth)."""
+    ``headings``: ``heading_sentences`` of them: a ``MARKED_HEADING`` enters a path,
+    and so does a plain heading where ``prose`` (``heads_prose``, per sentence) says it
+    heads prose, a section's title in text without markup: no markup says how deep it
+    is, so it enters at ``PLAIN_DEPTH``, under the marked headings in force, and the
+    next heading closes it."""
     flags = numpy.asarray(headings)
     marked = flags == MARKED_HEADING
+    titled = numpy.zeros(len(flags), dtype=bool) if prose is None else numpy.asarray(prose)
     ranks = {style: depth for depth, style in enumerate(styles, start=1)}
     stack: HeadingPath = []
     paths: List[HeadingPath] = []
@@ -956,9 +970,13 @@ def heading_paths(
 
     def read(k: int) -> None:
         text = texts[k].strip()
-        if not marked[k] or (k > 0 and marked[k - 1] and ADORNMENT.fullmatch(text)):
+        depth: Union[int, str] = PLAIN_DEPTH
+        if titled[k]:
+            title = heading_title(text)[1]
+        elif not marked[k] or (k > 0 and marked[k - 1] and ADORNMENT.fullmatch(text)):
             return  # (an underline: read with its title)
-        depth, title = heading_title(text, texts[k + 1] if k + 1 < len(texts) else "")
+        else:
+            depth, title = heading_title(text, texts[k + 1] if k + 1 < len(texts) else "")
         if isinstance(depth, str):
             depth = ranks.setdefault(depth, len(ranks) + 1)
         while stack and int(stack[-1][0]) >= depth:
@@ -979,22 +997,43 @@ def heading_paths(
     return paths, [list(heading) for heading in stack], list(ranks)
 
 
-def set_heading_paths(doc: Doc, key: str, styles: Sequence[str] = ()) -> None:
-    """The marked headings in force at each segment of ``doc.spans[key]``, as
+#: A text's plain headings over prose name its sections where it has this many (a
+#: title line over a letter's text, or a name over an e-mail's, is no section's title)
+PLAIN_SECTIONS = 2
+
+
+def set_heading_paths(doc: Doc, key: str, styles: Sequence[str] = (), plain: int = 0) -> None:
+    """The headings in force at each segment of ``doc.spans[key]``, as
     ``attrs["headings"]`` (per segment, ``[depth, title]`` outermost first), those in
-    force at the Doc's end, ``attrs["headings_at_end"]``, and its adornment styles in
-    the order of their depths, ``attrs["heading_styles"]`` (``heading_paths``; ``styles``:
-    those of the part of a document before the Doc): what a chunk of a Markdown, HTML,
-    reStructuredText, MediaWiki, LaTeX or Org page sits under."""
+    force at the Doc's end, ``attrs["headings_at_end"]``, its adornment styles in the
+    order of their depths, ``attrs["heading_styles"]``, and the number of its plain
+    headings over prose, ``attrs["plain_headings"]`` (``heading_paths``): what a chunk
+    of a Markdown, HTML, reStructuredText, MediaWiki, LaTeX or Org page, or of text
+    with plain titles over its sections (``PLAIN_SECTIONS`` or more; not one that says
+    nothing, ``markup.says_nothing``), sits under. Where the Doc is a part of a longer
+    document, ``styles`` and ``plain`` are those of the parts before it (``plain``
+    counted in)."""
     group = doc.spans[key]
     starts = [sent.start for sent in doc.sents] if len(doc) else []
     texts = sentence_texts(doc, starts)
-    headings = heading_sentences(doc, starts, paragraph_starts(doc, starts), texts)
+    paragraph_first = paragraph_starts(doc, starts)
+    headings = heading_sentences(doc, starts, paragraph_first, texts)
+    prose = heads_prose(headings, paragraph_first, texts)
+    for k in numpy.flatnonzero(prose).tolist():
+        prose[k] = not says_nothing(texts[k])
+    plain += int(prose.sum())
     firsts = numpy.searchsorted(starts, [span.start for span in group], side="right") - 1
-    paths, at_end, ranked = heading_paths(texts, headings, [max(0, int(k)) for k in firsts], styles)
+    paths, at_end, ranked = heading_paths(
+        texts,
+        headings,
+        [max(0, int(k)) for k in firsts],
+        styles,
+        prose if plain >= PLAIN_SECTIONS else None,
+    )
     group.attrs["headings"] = paths
     group.attrs["headings_at_end"] = at_end
     group.attrs["heading_styles"] = ranked
+    group.attrs["plain_headings"] = plain
 
 
 def carried(above: HeadingPath, path: HeadingPath) -> HeadingPath:

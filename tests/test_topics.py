@@ -3,6 +3,7 @@ against direct computations, and the ``chunk`` command."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import math
@@ -943,6 +944,49 @@ def test_chunks_carry_the_headings_they_sit_under(monkeypatch: pytest.MonkeyPatc
     assert all(r.get("headings") == whole[r["start"]] for r in in_parts if r["start"] in whole)
     monkeypatch.undo()
     assert all("headings" not in r for r in spacy_attnseg.chunks(nlp, ["\n\n".join(PIECES)]))
+
+
+def test_plain_titles_over_prose_name_the_sections_of_a_text_with_several(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A text without markup whose sections open with a plain title over prose (as text
+    converted from PDF or a word processor has them): each chunk names the title it
+    sits under, at ``PLAIN_DEPTH`` under the marked headings in force; read in parts,
+    where each after the first holds one title, the same (the titles before it count). One title
+    line over prose (a name over an e-mail) names nothing, nor does a title that says
+    nothing."""
+    import spacy_attnseg
+    from spacy_attnseg import records
+    from spacy_attnseg.sentences import PLAIN_DEPTH
+
+    nlp = load_pipeline()
+    titles = ["Introduction", "Methods", "Results", "Discussion"]
+    bodies = [PIECES[0], PIECES[1], f"{PIECES[2]}\n\n{PIECES[1]}", PIECES[0]]
+    page = "\n\n".join(f"{title}\n\n{body}" for title, body in zip(titles, bodies, strict=True))
+    opens = [page.index(title) for title in titles]
+    got = list(spacy_attnseg.chunks(nlp, [page]))
+    assert {r["start"] for r in got} >= set(opens)
+    for r in got:
+        assert r.get("headings") == [titles[bisect.bisect_right(opens, r["start"]) - 1]]
+    guide = "# Guide\n\n" + page
+    paths = nlp(guide).spans["attn_segments"].attrs["headings"]
+    assert [[1, "Guide"], [PLAIN_DEPTH, "Methods"]] in paths
+    assert all(path[0] == [1, "Guide"] for path in paths)
+    # read in parts: the first holds two titles, the others one each
+    limit = opens[2] + 2
+    monkeypatch.setattr(records, "PART_CHARACTERS", limit)
+    starts = [a for a, _ in records.text_parts(page, limit)]
+    assert starts == [0, opens[2], opens[3]]
+    whole = {r["start"]: r.get("headings") for r in got}
+    in_parts = list(spacy_attnseg.chunks(nlp, [page]))
+    assert [r.get("headings") for r in in_parts if r["start"] in opens] == [[t] for t in titles]
+    assert all(r.get("headings") == whole[r["start"]] for r in in_parts if r["start"] in whole)
+    monkeypatch.undo()
+    for alone in (
+        f"Chris\n\n{PIECES[0]}\n\n{PIECES[1]}",
+        f"<formula>\n\n{PIECES[0]}\n\nMethods\n\n{PIECES[1]}",
+    ):
+        assert all("headings" not in r for r in spacy_attnseg.chunks(nlp, [alone])), alone
 
 
 def test_marked_headings_keep_texttiling_segments_apart() -> None:
