@@ -202,8 +202,8 @@ def _int(text: str) -> int:
         return int(text)
     except ValueError:  # (longer than sys.get_int_max_str_digits())
         raise UnkeptValue(
-            f"it holds an integer of {len(text):,} digits, more than Python reads: write it "
-            "as a string"
+            f"it holds an integer of {len(text.lstrip('-')):,} digits, more than Python "
+            "reads: write it as a string"
         ) from None
 
 

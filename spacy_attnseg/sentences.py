@@ -513,10 +513,16 @@ PARAGRAPH_END = re.compile(r"[.!?…]['\"”’)\]]*$")
 PARAGRAPH_OPENERS = "\"'“‘«([{"
 
 
+def first_character(text: str) -> str:
+    """The character ``text`` opens with after opening quotes and brackets
+    (``PARAGRAPH_OPENERS``); "" where it has none."""
+    return text.lstrip(PARAGRAPH_OPENERS)[:1]
+
+
 def first_word_opens(text: str) -> bool:
     """Whether ``text`` opens as a paragraph's first line may: with a capital or a digit,
-    perhaps after opening quotes or brackets (``PARAGRAPH_OPENERS``)."""
-    first = text.lstrip(PARAGRAPH_OPENERS)[:1]
+    perhaps after opening quotes or brackets (``first_character``)."""
+    first = first_character(text)
     return first.isupper() or first.isdigit()
 
 
@@ -905,7 +911,7 @@ def heading_sentences(
             return False
         if k == 0 or out[k - 1] == MARKED_HEADING or PARAGRAPH_END.search(stripped[k - 1]):
             return True
-        return stripped[k + 1].lstrip(PARAGRAPH_OPENERS)[:1].isupper()
+        return first_character(stripped[k + 1]).isupper()
 
     for k in range(len(starts) - 1):
         if not at_line[k] or code[k]:

@@ -182,7 +182,7 @@ def test_segment_jsonl_stdin() -> None:
         ('{"text": "Fine.", "score": NaN}\n', '"text" (it holds NaN, which JSON does not allow'),
         ('{"text": "Fine."}\n{"text": "Fine.", "m": [-Infinity]}\n', "Line 2 of the input is"),
         ('{"text": "Fine.", "x": 1e400}\n', "(it holds the number 1e400, beyond what a 64-bit"),
-        ('{"text": "Fine.", "id": ' + "7" * 5000 + "}\n", "an integer of 5,000 digits, more"),
+        ('{"text": "Fine.", "id": -' + "7" * 5000 + "}\n", "an integer of 5,000 digits, more"),
         (
             '[{"text": "Fine.", "x": NaN}]',
             '[E126] The input starts with "[" but is not one JSON '
