@@ -33,7 +33,13 @@ from spacy.tokens import Doc, Span, SpanGroup
 from .capture import SPACES_DELETED, read_spaces_as_spaces
 from .errors import Errors
 from .markup import code_blocks
-from .sentences import HeadingPath, carried, sentence_end_scores, set_heading_paths
+from .sentences import (
+    SENTENCE_END,
+    HeadingPath,
+    carried,
+    sentence_end_scores,
+    set_heading_paths,
+)
 from .tokenizer import SURROGATE
 from .windows import doc_wordpiece_counts, mute_too_long_warning
 
@@ -349,9 +355,9 @@ CHARACTERS_PER_WORDPIECE = 4
 #: its section, nor a line that leads into what follows it), after any blank line, a line
 #: break that ends a sentence, any line break, a sentence's end, any white space.
 PART_ENDS = (
-    re.compile(r"[.!?…][\"')\]’”]*[^\S\n]*\n[^\S\n]*\n\s*"),
+    re.compile(SENTENCE_END + r"[^\S\n]*\n[^\S\n]*\n\s*"),
     re.compile(r"\n[^\S\n]*\n\s*"),
-    re.compile(r"[.!?…][\"')\]’”]*[^\S\n]*\n\s*"),
+    re.compile(SENTENCE_END + r"[^\S\n]*\n\s*"),
     re.compile(r"\n\s*"),
     re.compile(r"[.!?][\"')\]’”]*\s+"),
     re.compile(r"\s+"),

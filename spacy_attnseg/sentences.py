@@ -507,8 +507,10 @@ def continued_item_lines(lines: Sequence["re.Match[str]"]) -> List[bool]:
 # and is right below a line that ends a sentence, opens a paragraph
 # (``indented_paragraphs``): a one-line paragraph too.
 MIN_INDENTED_PARAGRAPHS = 2
-# how the last line of a paragraph ends: sentence-final punctuation, perhaps closing marks
-PARAGRAPH_END = re.compile(r"[.!?…]['\"”’)\]]*$")
+# how a sentence ends: final punctuation, perhaps closing quotes and brackets; and so
+# the last line of a paragraph
+SENTENCE_END = r"[.!?…]['\"”’)\]]*"
+PARAGRAPH_END = re.compile(SENTENCE_END + "$")
 # opening quotes and brackets before a paragraph's first word
 PARAGRAPH_OPENERS = "\"'“‘«([{"
 
@@ -976,9 +978,9 @@ def heading_paths(
 
     def read(k: int) -> None:
         text = texts[k].strip()
-        depth: Union[int, str] = PLAIN_DEPTH
+        depth: Union[int, str]
         if titled[k]:
-            title = heading_title(text)[1]
+            depth, title = PLAIN_DEPTH, heading_title(text)[1]
         elif not marked[k] or (k > 0 and marked[k - 1] and ADORNMENT.fullmatch(text)):
             return  # (an underline: read with its title)
         else:

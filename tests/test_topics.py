@@ -848,33 +848,37 @@ def backward_path(depths: Sequence[int], titles: Sequence[str], end: int) -> Lis
     depths=st.lists(st.sampled_from([0, 0, 0, -1, 1, 2, 3, 4]), min_size=1, max_size=30),
     cuts=st.sets(st.integers(1, 29), max_size=8),
     part=st.integers(1, 29),
+    titled=st.booleans(),
 )
 def test_heading_paths_equal_the_backward_definition(
-    depths: List[int], cuts: set, part: int
+    depths: List[int], cuts: set, part: int, titled: bool
 ) -> None:
     """``heading_paths``: each segment sits under the headings in force after those that
     open it, as a backward scan finds them; and a text read in two parts, the second
     under the first's headings at its end (``carried``), gets the paths of the whole.
-    (Depth -1: a plain heading, which opens a segment but enters no path.)"""
-    from spacy_attnseg.sentences import carried, heading_paths
+    (Depth -1: a plain heading, which opens a segment and, where ``titled`` says it
+    heads prose, enters the path at ``PLAIN_DEPTH``; else none.)"""
+    from spacy_attnseg.sentences import PLAIN_DEPTH, carried, heading_paths
 
     n = len(depths)
-    titles = [f"H{k}" for k in range(n)]
+    titles = [f"H{k}" if d > 0 else f"Text {k}" for k, d in enumerate(depths)]
     texts = ["#" * d + f" H{k}" if d > 0 else f"Text {k}" for k, d in enumerate(depths)]
     flags = numpy.array([MARKED_HEADING if d > 0 else PLAIN_HEADING if d else 0 for d in depths])
+    prose = numpy.array([d == -1 and titled for d in depths])
+    levels = [PLAIN_DEPTH if d == -1 and titled else d for d in depths]
     firsts = sorted({0} | {c for c in cuts if c < n})
-    paths, at_end, _ = heading_paths(texts, flags, firsts)
+    paths, at_end, _ = heading_paths(texts, flags, firsts, prose=prose)
     bounds = firsts + [n]
     for k, (first, last) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
         opened = first
         while opened < last and depths[opened]:
             opened += 1
-        assert paths[k] == backward_path(depths, titles, opened)
-    assert at_end == backward_path(depths, titles, n)
+        assert paths[k] == backward_path(levels, titles, opened)
+    assert at_end == backward_path(levels, titles, n)
     if part < n:  # (a part boundary where a segment starts)
-        whole = heading_paths(texts, flags, [0, part])[0]
-        above = heading_paths(texts[:part], flags[:part], [0])[1]
-        second = heading_paths(texts[part:], flags[part:], [0])[0][0]
+        whole = heading_paths(texts, flags, [0, part], prose=prose)[0]
+        above = heading_paths(texts[:part], flags[:part], [0], prose=prose[:part])[1]
+        second = heading_paths(texts[part:], flags[part:], [0], prose=prose[part:])[0][0]
         assert carried(above, second) == whole[1]
 
 
