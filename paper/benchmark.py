@@ -481,15 +481,20 @@ def layout_text(layout: str, n_tokens: int) -> str:
     return SEPARATORS[layout].join(parts)
 
 
+# what ``layout_seconds`` times, each a key of its result
+LAYOUT_STEPS = ("sentences_s", "units_s", "records_s")
+
+
 def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
     """Seconds of the rules that read a Doc's layout, on ``text`` (no model runs):
     the sentences (``sentences.unmarked_starts``, as ``attn_senter`` decides them, from
-    start probabilities of 0.9 after sentence-final punctuation and 0.02 elsewhere) and
-    the topic segments' units (paragraphs, headings, repeated sentences: what
-    ``attn_segmenter`` reads before it partitions)."""
+    start probabilities of 0.9 after sentence-final punctuation and 0.02 elsewhere), the
+    topic segments' units (paragraphs, headings, repeated sentences: what
+    ``attn_segmenter`` reads before it partitions) and the records ``chunks`` writes
+    (``records.chunk_records``) with a segment a sentence, the most there can be."""
     import numpy
 
-    from spacy_attnseg import sentences, topics
+    from spacy_attnseg import records, sentences, topics
 
     doc = nlp.make_doc(text)
     final = sentences.sentence_final(doc)
@@ -505,12 +510,18 @@ def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
     sentences.heads_prose(headings, paragraph_first, texts)
     topics.repeat_groups(texts)
     end = time.perf_counter()
+    ends = [*firsts[1:], len(doc)]
+    doc.spans["segments"] = [doc[a:b] for a, b in zip(firsts, ends, strict=True)]
+    doc.spans["segments"].attrs["scores"] = [0.0] * len(firsts)
+    written = time.perf_counter()
+    records.chunk_records(doc, 0, "segments")
     return {
         "n_tokens": len(doc),
         "n_sentences": len(firsts),
         "n_paragraphs": int(paragraph_first.sum()),
         "sentences_s": middle - start,
         "units_s": end - middle,
+        "records_s": time.perf_counter() - written,
     }
 
 
@@ -531,11 +542,11 @@ def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
         for n in lengths:
             text = layout_text(name, n)
             runs = [layout_seconds(nlp, text) for _ in range(repeats)]
-            best = min(runs, key=lambda r: r["sentences_s"] + r["units_s"])
+            best = min(runs, key=lambda r: sum(r[step] for step in LAYOUT_STEPS))
             results[name][n] = best
             print(
                 f"{name}, {best['n_tokens']} tokens: sentences {best['sentences_s']:.2f} s, "
-                f"units {best['units_s']:.2f} s",
+                f"units {best['units_s']:.2f} s, records {best['records_s']:.2f} s",
                 flush=True,
             )
     machine["loadavg_after"] = os.getloadavg()
@@ -543,7 +554,8 @@ def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
     table = [
         f"Seconds of the rules that read the layout (no model runs: sentences as "
         f"attn_senter decides them from given start probabilities, then the topic "
-        f"segments' paragraphs, headings and repeated sentences) on one document of "
+        f"segments' paragraphs, headings and repeated sentences, and the records "
+        f"`chunks` writes with a segment a sentence) on one document of "
         f"WikiText-2 test articles per layout, the fastest of {repeats} runs, load average "
         f"before {machine['loadavg_before'][0]:.2f}, after "
         f"{machine['loadavg_after'][0]:.2f}. Growth: the time's ratio between the last two "
@@ -556,7 +568,7 @@ def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
         cells = []
         for n in lengths:
             r = results[name][n]
-            seconds = r["sentences_s"] + r["units_s"]
+            seconds = sum(r[step] for step in LAYOUT_STEPS)
             r["ms_per_1000_tokens"] = 1e6 * seconds / r["n_tokens"]
             cells.append(f"{seconds:.2f} ({r['ms_per_1000_tokens']:.1f})")
         growth[name] = float("nan")

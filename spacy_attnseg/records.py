@@ -298,23 +298,22 @@ def chunk_records(
     scores = group.attrs.get("scores", []) if group is not None else []
     paths = heading_titles(group, above) if group is not None else []
     sizes = doc_wordpiece_counts(doc)
+    text = doc.text  # (made once: Doc.text joins every token each time it is read)
     records: List[Dict[str, Any]] = []
     for i, (span, score, titles) in enumerate(zip(spans, scores, paths, strict=True)):
         start = span.start_char
-        end = spans[i + 1].start_char if i + 1 < len(spans) else len(doc.text)
+        end = spans[i + 1].start_char if i + 1 < len(spans) else len(text)
         starts = [t.idx for t in span if t.is_sent_start]
         if sizer is None:
             pieces = [(start, end, int(sizes[span.start : span.end].sum()))]
         else:
             cuts = [s - start for s in starts]
-            pieces = [
-                (start + a, start + b, n) for a, b, n in sizer.pieces(doc.text[start:end], cuts)
-            ]
+            pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(text[start:end], cuts)]
         for k, (a, b, n) in enumerate(pieces):
             record = {
                 "doc": number,
                 "chunk": first + len(records),
-                "text": doc.text[a:b],
+                "text": text[a:b],
                 "start": offset + a,
                 "end": offset + b,
                 "n_tokens": n,
