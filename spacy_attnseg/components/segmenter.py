@@ -650,6 +650,7 @@ class AttnSegmenter(AttentionPipe):
             breaks=breaks,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
+        text = doc.text if cfg["max_tokens"] else ""  # (Doc.text joins every token)
         segments: List[Tuple[int, int, float]] = []
         for (start, end), score in zip(
             zip(token_bounds[:-1], token_bounds[1:], strict=True), seg_scores, strict=True
@@ -659,7 +660,7 @@ class AttnSegmenter(AttentionPipe):
                 lines = numpy.array([starts_line(doc, i) for i in range(start, end)])
                 # a piece starts at a line, not inside a quoted cell of a table's row
                 first = doc[start - 1].idx if start else 0  # (the line break before it)
-                quoted = quoted_lines(doc.text, first, doc[start:end].end_char)
+                quoted = quoted_lines(text, first, doc[start:end].end_char)
                 lines &= [doc[i].idx not in quoted for i in range(start, end)]
                 # no cut between the headings that open the segment and their text
                 k = int(numpy.searchsorted(sent_starts, start))
