@@ -650,7 +650,7 @@ class AttnSegmenter(AttentionPipe):
             breaks=breaks,
         )
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
-        text = doc.text if cfg["max_tokens"] else ""  # (Doc.text joins every token)
+        text = doc.text  # (read once: Doc.text joins every token each time it is read)
         segments: List[Tuple[int, int, float]] = []
         for (start, end), score in zip(
             zip(token_bounds[:-1], token_bounds[1:], strict=True), seg_scores, strict=True
