@@ -29,6 +29,7 @@ from .errors import Errors, Warnings
 from .records import (
     Item,
     chunk_sizer,
+    json_line,
     pipe_docs,
     pipe_parts,
     segments_key,
@@ -763,7 +764,7 @@ def _print_pairs(
         records = [{"doc": number, **record} for record in pairs.to_records(doc)]
         records += [{"doc": number, "anchor": anchor.to_dict()} for anchor in anchors]
         for record in records:
-            typer.echo(json.dumps(with_meta(record, meta), ensure_ascii=False))
+            typer.echo(json_line(with_meta(record, meta)))
         return
     if several:
         typer.echo(f"# Document {number}")

@@ -8,6 +8,7 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 
 import bisect
 import functools
+import json
 import re
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
@@ -329,6 +330,19 @@ def chunk_records(
 def with_meta(record: Dict[str, Any], meta: Dict[str, Any]) -> Dict[str, Any]:
     """``record`` with ``"meta"`` last, where its document's item has any."""
     return {**record, "meta": meta} if meta else record
+
+
+#: Characters that JSON leaves as they are inside a string but that some readers take
+#: for a line end (Python's ``str.splitlines``: NEXT LINE, LINE SEPARATOR, PARAGRAPH
+#: SEPARATOR), as JSON escapes
+LINE_END_ESCAPES = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(record: Dict[str, Any]) -> str:
+    """``record`` as one line of JSON lines: text beyond ASCII as it is, but a character
+    that a reader may take for a line end as its escape (``LINE_END_ESCAPES``; it can
+    stand only inside a string), so that one record is one line for every reader."""
+    return json.dumps(record, ensure_ascii=False).translate(LINE_END_ESCAPES)
 
 
 #: Characters of text in one batch at most (a longer document runs alone): what a batch

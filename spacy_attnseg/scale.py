@@ -20,7 +20,7 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .errors import Errors
-from .records import RECORDS, Item, pipe_docs, pipe_records
+from .records import RECORDS, Item, json_line, pipe_docs, pipe_records
 
 OUTPUTS = ("docbin", *RECORDS)
 ENGINES = ("", "dask")
@@ -99,7 +99,7 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
     records = pipe_records(
         nlp, texts, job.output, batch_size=job.batch_size, first=first, tokenizer=job.tokenizer
     )
-    return [json.dumps(record, ensure_ascii=False) for record in records]
+    return [json_line(record) for record in records]
 
 
 @dataclass(frozen=True)
