@@ -345,6 +345,12 @@ class Errors:
         "starting where the one before ends (or later: the tokens between belong to the "
         "segment before)."
     )
+    E144 = (
+        '[E144] The other fields of document {number} (its "meta") cannot be written to '
+        "{where}: {reason}. Give them values that JSON holds: strings, finite numbers "
+        "(None for a missing one), booleans, None, lists and dicts (a date as its "
+        "isoformat(), a set as a list)."
+    )
 
 
 class Warnings:

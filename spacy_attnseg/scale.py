@@ -20,7 +20,7 @@ from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .errors import Errors
-from .records import RECORDS, Item, json_line, pipe_docs, pipe_records
+from .records import RECORDS, Item, as_pairs, json_line, pipe_docs, pipe_records
 
 OUTPUTS = ("docbin", *RECORDS)
 ENGINES = ("", "dask")
@@ -96,6 +96,9 @@ def process_partition(job: Job, texts: List[Item], first: int = 0) -> Result:
                 doc.user_data["meta"] = meta
             out.add(doc)
         return bytes(out.to_bytes())
+    for number, (_, meta) in enumerate(as_pairs(texts), start=first):
+        if meta:
+            writable(meta, number)
     records = pipe_records(
         nlp, texts, job.output, batch_size=job.batch_size, first=first, tokenizer=job.tokenizer
     )
@@ -146,7 +149,8 @@ def process_packed(job: Job, packed: Packed, first: int) -> Result:
 def storable(meta: Dict[str, Any], number: int) -> None:
     """Stops with E142 where document ``number``'s ``meta`` is JSON that MessagePack, a
     DocBin's format, cannot hold (an integer beyond 64 bits, nesting past its limit),
-    which ``DocBin.add`` would meet deep in its packer."""
+    and with E144 where it holds a value of a type MessagePack has no form for (a date,
+    a set), which ``DocBin.add`` would meet deep in its packer."""
     import srsly
 
     try:
@@ -155,9 +159,31 @@ def storable(meta: Dict[str, Any], number: int) -> None:
         reason = "they hold an integer beyond 64 bits"
     except ValueError:
         reason = "they nest deeper than it goes"
+    except TypeError as error:  # (a value of a type it has no form for)
+        reason = str(error)
+        message = Errors.E144.format(number=number, where="a DocBin", reason=reason)
+        raise ValueError(message) from None
     else:
         return
     raise ValueError(Errors.E142.format(number=number, reason=reason))
+
+
+def writable(meta: Dict[str, Any], number: int) -> None:
+    """Stops with E144 where document ``number``'s ``meta`` holds what JSON lines cannot
+    (a value of a type JSON has no form for, a number that is not finite, nesting
+    deeper than the writer goes), before its pass: ``json.dumps`` would meet it as the
+    record is written, or write a NaN that strict readers refuse."""
+    try:
+        json.dumps(meta, allow_nan=False)
+    except TypeError as error:
+        reason = str(error)
+    except ValueError:
+        reason = "it holds NaN or an infinity, which JSON has no form for"
+    except RecursionError:
+        reason = "they nest deeper than the JSON writer goes"
+    else:
+        return
+    raise ValueError(Errors.E144.format(number=number, where="JSON lines", reason=reason))
 
 
 def partitions(texts: Iterable[Item], size: int) -> Iterator[Tuple[int, List[Item]]]:

@@ -7,8 +7,10 @@ with ``nlp.pipe`` in this process: same sentence starts, segments (with scores) 
 
 from __future__ import annotations
 
+import datetime
 import fcntl
 import json
+import math
 import os
 import pickle
 import pty
@@ -197,6 +199,33 @@ def test_docbin_meta_that_msgpack_cannot_hold_stops_with_e142(default_nlp: Any) 
     assert json.loads(lines[0])["meta"] == {"id": 2**64}
 
 
+@pytest.mark.parametrize(
+    "meta,reason",
+    [
+        ({"when": datetime.date(2026, 1, 2)}, "Object of type date is not JSON serializable"),
+        ({"tags": {"a", "b"}}, "Object of type set is not JSON serializable"),
+        ({"score": math.nan}, "it holds NaN or an infinity"),
+        ({"score": [math.inf]}, "it holds NaN or an infinity"),
+        ({"x": nested(5000)}, "they nest deeper than the JSON writer goes"),
+    ],
+)
+def test_meta_that_json_cannot_hold_stops_with_e144(meta: Dict[str, Any], reason: str) -> None:
+    """Other fields given through the Python API that JSON has no form for (a date, a
+    set, NaN, nesting past the writer's limit) stopped as the records were written
+    (TypeError from ``json.dumps``), or wrote a NaN that strict JSON readers refuse; now
+    E144 names the document before its pass, for both JSON outputs. In a DocBin, a value
+    of a type MessagePack cannot hold is E144 too; one it holds (NaN) is kept."""
+    items = [("One. Two.", {"id": 1}), ("Three. Four.", meta)]
+    for output in ("chunks", "sentences"):
+        job = Job(model="default", output=output, batch_size=BATCH, threads=1)
+        with pytest.raises(ValueError, match=rf"\[E144\] .* document 1 .*JSON lines: {reason}"):
+            list(run(items, job, size=BATCH))
+    docbin = Job(model="default", output="docbin", batch_size=BATCH, threads=1)
+    if isinstance(meta.get("when") or meta.get("tags"), (datetime.date, set)):
+        with pytest.raises(ValueError, match=r"\[E144\] .* document 1 .*a DocBin: can not"):
+            list(run(items, docbin, size=BATCH))
+
+
 def test_dask_docbin_equals_one_process(
     pairs_model: Path, texts: List[str], tmp_path: Path, one_thread: None
 ) -> None:
@@ -278,7 +307,7 @@ def test_deep_fields_reach_the_workers(cluster: Any, one_thread: None) -> None:
     and integers beyond 64 bits, come back from the workers as they went; items that
     are not JSON travel as they are."""
     job = Job(model="default", output="chunks", batch_size=BATCH, threads=1)
-    deep = {"x": nested(900), "id": 2**70, "score": float("nan")}
+    deep = {"x": nested(900), "id": 2**70, "score": 0.5}
     items: List[Any] = [("One. Two.", deep), "Three.", ("Four.", {"when": (1, 2)})]
     here = [line for part in run(items, job, size=BATCH) for line in part]
     address = cluster.scheduler_address
@@ -291,6 +320,9 @@ def test_deep_fields_reach_the_workers(cluster: Any, one_thread: None) -> None:
         "Three.",
         ("Four.", {"when": [1, 2]}),
     ]
+    # NaN travels as Python's JSON writes it (a DocBin holds it; JSON lines stop with E144)
+    nan = Packed.of([("Six.", {"score": float("nan")})])
+    assert nan.state and math.isnan(pickle.loads(pickle.dumps(nan)).texts()[0][1]["score"])
     raw = Packed.of([("Five.", {"at": object})])  # not JSON: as it is
     assert raw.items is not None and raw.texts()[0][1]["at"] is object
 
