@@ -4,6 +4,7 @@ import bz2
 import codecs
 import contextlib
 import gzip
+import io
 import json
 import lzma
 import math
@@ -909,10 +910,22 @@ def _read_examples(nlp: object, data: Path) -> List:
     return [Example(nlp.make_doc(doc.text), doc) for doc in docs]  # type: ignore[attr-defined]
 
 
+def _utf8_output() -> None:
+    """Standard output in UTF-8 whatever the locale's encoding (a latin-1 locale, a
+    Windows pipe's cp1252): the commands print UTF-8 text and JSON lines, and a
+    character that encoding lacks stopped them with UnicodeEncodeError. (Standard error
+    keeps the locale's encoding and writes such a character as an escape, as Python
+    sets it.)"""
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and codecs.lookup(stdout.encoding).name != "utf-8":
+        stdout.reconfigure(encoding="utf-8")
+
+
 def main() -> None:
-    """Run the command line; a coded error (spacy-attnseg's or spaCy's ``[E...]``), or
-    one of the operating system's on a path (E135), is printed without a traceback and
-    exits with status 1."""
+    """Run the command line, printing UTF-8 (``_utf8_output``); a coded error
+    (spacy-attnseg's or spaCy's ``[E...]``), or one of the operating system's on a path
+    (E135), is printed without a traceback and exits with status 1."""
+    _utf8_output()
     try:
         app()
     except (ValueError, OSError, RuntimeError, KeyError, MemoryError, ImportError) as error:

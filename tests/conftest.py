@@ -145,19 +145,26 @@ def _as_a_command(args: List[str], stdin: str, stderr: io.StringIO) -> Iterator[
 
 
 def run_cli(
-    args: List[str], stdin: Optional[str] = None, *, process: bool = False, tty: bool = False
+    args: List[str],
+    stdin: Optional[str] = None,
+    *,
+    process: bool = False,
+    tty: bool = False,
+    env: Optional[Dict[str, str]] = None,
 ) -> CliResult:
     """Run ``python -m spacy_attnseg ARGS`` in the repository: in this process (its
     ``main()``, with stderr a terminal if ``tty``), or in a fresh interpreter with
-    ``process=True``; ``stdin`` is the text on standard input."""
+    ``process=True`` (and ``env`` added to its environment); ``stdin`` is the text on
+    standard input, and the output is read as UTF-8."""
     if process:
         done = subprocess.run(
             [sys.executable, "-m", "spacy_attnseg", *args],
             input=stdin,
             capture_output=True,
             text=True,
+            encoding="utf-8",
             timeout=240,
-            env=dict(os.environ, **CLI_ENV),
+            env=dict(os.environ, **CLI_ENV, **(env or {})),
             cwd=str(REPO),
         )
         return CliResult(done.returncode, done.stdout, done.stderr)

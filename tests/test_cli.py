@@ -434,6 +434,23 @@ def test_json_lines_escape_what_readers_take_for_line_ends(tmp_path: Path) -> No
     assert outputs["pairs"]
 
 
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+def test_output_is_utf8_whatever_the_locale_encoding(encoding: str, tmp_path: Path) -> None:
+    """Where standard output's encoding lacks a character of the text (a latin-1 locale,
+    a Windows pipe's cp1252), the commands stopped with UnicodeEncodeError: they print
+    UTF-8 whatever the locale, JSON lines and text alike."""
+    text = "Chinese 中文 here. An emoji 🙂 too. Ünïcödé and ß stay."
+    path = tmp_path / "text.txt"
+    path.write_text(text, encoding="utf8")
+    env = {"PYTHONIOENCODING": encoding}
+    chunked = run_cli(["chunk", str(path), "-q"], process=True, env=env)
+    assert chunked.returncode == 0, chunked.stderr[-3000:]
+    assert "".join(json.loads(line)["text"] for line in chunked.stdout.splitlines()) == text
+    printed = run_cli(["segment", str(path)], process=True, env=env)
+    assert printed.returncode == 0, printed.stderr[-3000:]
+    assert squash(printed.stdout) == squash(text)
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
