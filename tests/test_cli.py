@@ -412,26 +412,27 @@ def test_a_byte_order_mark_and_crlf_line_ends_read_as_plain_json_lines() -> None
 def test_json_lines_escape_what_readers_take_for_line_ends(tmp_path: Path) -> None:
     """NEXT LINE, LINE SEPARATOR and PARAGRAPH SEPARATOR may stand as they are inside a
     JSON string, but Python's ``str.splitlines`` (and other readers) end a line at each:
-    every command writes them as escapes, so each output line is one whole record, and
-    the text reads back as it went in."""
+    every command writes them as escapes, in the text and in the other fields, so each
+    output line is one whole record, and both read back as they went in."""
     text = "One line\u2028two lines.\u2029Three here.\x85Next part. " + FIRST
-    stdin = json.dumps({"text": text}) + "\n"
-    path = tmp_path / "text.txt"
-    path.write_text(text, encoding="utf8")
+    note = "a\u2028b\u2029c\x85d"
+    line = json.dumps({"text": text, "note": note}) + "\n"
+    path = tmp_path / "text.jsonl"
+    path.write_text(line, encoding="utf8")
     outputs = {}
-    for name, args, fed in [
-        ("chunk", ["chunk", "-", "--max-tokens", "24", "-q"], stdin),
-        ("segment", ["segment", "-", "--format", "jsonl", "-q"], stdin),
-        ("pairs", ["pairs", str(path), "--layer", "-1", "--head", "3", "-f", "jsonl"], None),
+    for name, args in [
+        ("chunk", ["chunk", "-", "--max-tokens", "24", "-q"]),
+        ("segment", ["segment", "-", "--format", "jsonl", "-q"]),
+        ("pairs", ["pairs", str(path), "--layer", "-1", "--head", "3", "-f", "jsonl"]),
     ]:
-        result = run_cli(args, stdin=fed)
+        result = run_cli(args, stdin=line if "-" in args else None)
         assert result.returncode == 0, result.stderr[-3000:]
         assert not {"\x85", "\u2028", "\u2029"} & set(result.stdout)
         assert result.stdout.splitlines() == result.stdout.split("\n")[:-1]
         outputs[name] = [json.loads(line) for line in result.stdout.splitlines()]
+        assert outputs[name] and all(r["meta"] == {"note": note} for r in outputs[name])
     assert len(outputs["chunk"]) >= 2 and "".join(c["text"] for c in outputs["chunk"]) == text
     assert [r["text"] for r in outputs["segment"]] == [text]
-    assert outputs["pairs"]
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])

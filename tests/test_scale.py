@@ -200,29 +200,38 @@ def test_docbin_meta_that_msgpack_cannot_hold_stops_with_e142(default_nlp: Any) 
 
 
 @pytest.mark.parametrize(
-    "meta,reason",
+    "meta,reason,in_docbin",
     [
-        ({"when": datetime.date(2026, 1, 2)}, "Object of type date is not JSON serializable"),
-        ({"tags": {"a", "b"}}, "Object of type set is not JSON serializable"),
-        ({"score": math.nan}, "it holds NaN or an infinity"),
-        ({"score": [math.inf]}, "it holds NaN or an infinity"),
-        ({"x": nested(5000)}, "they nest deeper than the JSON writer goes"),
+        ({"when": datetime.date(2026, 1, 2)}, "Object of type date is not JSON", "E144"),
+        ({"tags": {"a", "b"}}, "Object of type set is not JSON", "E144"),
+        ({"score": math.nan}, "it holds NaN or an infinity", "kept"),
+        ({"score": [math.inf]}, "it holds NaN or an infinity", "kept"),
+        ({"x": nested(5000)}, "they nest deeper than the JSON writer goes", "E142"),
     ],
 )
-def test_meta_that_json_cannot_hold_stops_with_e144(meta: Dict[str, Any], reason: str) -> None:
+def test_meta_that_json_cannot_hold_stops_with_e144(
+    default_nlp: Any, meta: Dict[str, Any], reason: str, in_docbin: str
+) -> None:
     """Other fields given through the Python API that JSON has no form for (a date, a
     set, NaN, nesting past the writer's limit) stopped as the records were written
     (TypeError from ``json.dumps``), or wrote a NaN that strict JSON readers refuse; now
     E144 names the document before its pass, for both JSON outputs. In a DocBin, a value
-    of a type MessagePack cannot hold is E144 too; one it holds (NaN) is kept."""
+    of a type MessagePack cannot hold is E144 too, nesting past its limit E142, and a
+    number it holds (NaN, an infinity) is kept."""
     items = [("One. Two.", {"id": 1}), ("Three. Four.", meta)]
     for output in ("chunks", "sentences"):
         job = Job(model="default", output=output, batch_size=BATCH, threads=1)
         with pytest.raises(ValueError, match=rf"\[E144\] .* document 1 .*JSON lines: {reason}"):
             list(run(items, job, size=BATCH))
     docbin = Job(model="default", output="docbin", batch_size=BATCH, threads=1)
-    if isinstance(meta.get("when") or meta.get("tags"), (datetime.date, set)):
-        with pytest.raises(ValueError, match=r"\[E144\] .* document 1 .*a DocBin: can not"):
+    if in_docbin == "kept":
+        (data,) = run(items, docbin, size=BATCH)
+        docs = list(DocBin().from_bytes(data).get_docs(default_nlp.vocab))
+        kept = docs[1].user_data["meta"]["score"]
+        assert math.isnan(kept) if isinstance(kept, float) else math.isinf(kept[0])
+    else:
+        where = "a DocBin: can not" if in_docbin == "E144" else "in a DocBin: they nest"
+        with pytest.raises(ValueError, match=rf"\[{in_docbin}\] .* document 1 .*{where}"):
             list(run(items, docbin, size=BATCH))
 
 
