@@ -20,7 +20,7 @@ from thinc.api import (
 )
 from thinc.types import Floats1d, Floats2d
 
-from .errors import Errors
+from .errors import Errors, check_numbers
 from .features import AttnFeatures, DocRange, write_features
 
 
@@ -51,6 +51,7 @@ def build_attn_features(
         features (null: all layers).
     colsum_heads (Sequence[int]): the heads of those layers (empty: all).
     """
+    check_numbers("spacy-attnseg.AttnFeatures.v1", build_attn_features, locals())
     return AttnFeatures(
         colsums=colsums,
         similarities=similarities,
@@ -97,6 +98,7 @@ def build_attn_senter_model(
     ``depth`` residual window layers mix in the neighbours, then a softmax gives P(I),
     P(S).
     """
+    check_numbers("spacy-attnseg.AttnSenterModel.v1", build_attn_senter_model, locals())
     if members < 1:
         raise ValueError(Errors.E106.format(members=members))
     receptive_field = window_size * depth

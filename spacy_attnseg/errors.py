@@ -1,5 +1,9 @@
 """Error messages of spacy-attnseg, each with a code that tests match."""
 
+import typing
+from collections.abc import Sequence
+from typing import Any, Callable, Mapping, Optional
+
 
 class Errors:
     E001 = (
@@ -351,6 +355,10 @@ class Errors:
         "(None for a missing one), booleans, None, lists and dicts (a date as its "
         "isoformat(), a set as a list)."
     )
+    E145 = (
+        "[E145] The setting `{key}` of {where} is given as text, {value!r}, where it takes "
+        "{kind}: give {example} without quotes (in a .cfg file too: `{key} = {example}`)."
+    )
 
 
 class Warnings:
@@ -396,6 +404,43 @@ class Warnings:
 def invalid_array(function: str, problem: str) -> ValueError:
     """E110 for a direct call of ``spacy_attnseg.<function>`` with arrays it cannot use."""
     return ValueError(Errors.E110.format(function=function, problem=problem))
+
+
+def number_kind(hint: Any) -> Optional[str]:
+    """What a type hint takes, where it takes numbers: "a whole number" (int), "a
+    number" (float), "a list of whole numbers" (a list or sequence of int), the same
+    inside Optional or a Union; None for any other hint (bool is no number here)."""
+    if hint is int:
+        return "a whole number"
+    if hint is float:
+        return "a number"
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union:
+        return next((kind for kind in map(number_kind, args) if kind), None)
+    if isinstance(origin, type) and issubclass(origin, Sequence) and args:
+        item = number_kind(args[0])
+        if item and not item.startswith("a list"):
+            return f"a list of {item[2:]}s"
+    return None
+
+
+def check_numbers(where: str, function: Callable[..., Any], given: Mapping[str, Any]) -> None:
+    """E145 where ``given`` holds text for a parameter of ``function`` that takes numbers
+    (``number_kind`` of its type hint), or a list with text in it. spaCy's config
+    validation reads ``"3"`` as a valid int but passes the text on, to fail deep in a
+    comparison (or, for a setting read later, at the first Doc)."""
+    hints = typing.get_type_hints(function)
+    for key, value in given.items():
+        kind = number_kind(hints.get(key))
+        if isinstance(value, (list, tuple)):
+            texts = any(isinstance(item, str) for item in value)
+            example = "[" + ", ".join(str(item) for item in value) + "]"
+        else:
+            texts, example = isinstance(value, str), str(value)
+        if kind and texts:
+            raise ValueError(
+                Errors.E145.format(key=key, where=where, value=value, kind=kind, example=example)
+            )
 
 
 def is_own_error(error: BaseException) -> bool:

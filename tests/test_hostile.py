@@ -15,9 +15,10 @@ import base64
 import logging
 import os
 import pickle
+import typing
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import pytest
@@ -25,6 +26,10 @@ import spacy
 from spacy.tokens import Doc, DocBin
 
 from spacy_attnseg import load_pipeline
+from spacy_attnseg.architectures import build_attn_features, build_attn_senter_model
+from spacy_attnseg.components.head_pairs import make_attn_head_pairs
+from spacy_attnseg.components.segmenter import make_attn_segmenter
+from spacy_attnseg.components.senter import make_attn_senter
 from spacy_attnseg.errors import Errors
 
 WORDS = [
@@ -461,6 +466,102 @@ def test_a_setting_that_does_not_fit_is_named(
         assert "'nlp': <spacy" not in message and len(message) < 600
     with pytest.raises(ValueError, match=r"^\[E015\] Invalid `piece_tokens` 0"):
         load_pipeline("attention", overrides={"components.attn_segmenter.piece_tokens": 0})
+
+
+# the type hints of a setting that takes numbers, and the text that spaCy's config
+# validation lets through for each (it reads "3" as an int, then passes on the text)
+NUMBER_HINTS = {
+    int: "3",
+    float: "0.5",
+    Optional[int]: "3",
+    Optional[float]: "0.5",
+    List[int]: ["1", "2"],
+    Optional[List[int]]: ["1", "2"],
+    Sequence[int]: ["1", "2"],
+    Optional[Sequence[int]]: ["1", "2"],
+}
+
+
+def number_settings(function: Callable[..., Any]) -> List[Tuple[str, Any]]:
+    """Each setting of ``function`` whose type hint is in ``NUMBER_HINTS``, with its
+    text."""
+    hints = typing.get_type_hints(function)
+    return [(key, NUMBER_HINTS[hint]) for key, hint in hints.items() if hint in NUMBER_HINTS]
+
+
+FACTORIES = {
+    "attn_segmenter": make_attn_segmenter,
+    "attn_head_pairs": make_attn_head_pairs,
+    "attn_senter": make_attn_senter,
+}
+ARCHITECTURES = {
+    "spacy-attnseg.AttnFeatures.v1": build_attn_features,
+    "spacy-attnseg.AttnSenterModel.v1": build_attn_senter_model,
+}
+
+
+def test_every_number_setting_is_found() -> None:
+    """The settings below are all the factories' and architectures' numbers: a hint the
+    table lacks would leave a setting out of the test after it."""
+    found = {
+        name: [key for key, _ in number_settings(function)]
+        for name, function in {**FACTORIES, **ARCHITECTURES}.items()
+    }
+    assert {"min_sents", "max_tokens", "segment_penalty", "layers"} <= set(found["attn_segmenter"])
+    assert {"threshold", "merge_threshold", "heads"} <= set(found["attn_head_pairs"])
+    assert {"threshold", "threshold_no_punct"} <= set(found["attn_senter"])
+    assert {"width", "dropout", "nO"} <= set(found["spacy-attnseg.AttnSenterModel.v1"])
+    assert {"context_layers", "colsum_layers"} <= set(found["spacy-attnseg.AttnFeatures.v1"])
+
+
+@pytest.mark.parametrize(
+    "factory,key,text",
+    [
+        (factory, key, text)
+        for factory, function in FACTORIES.items()
+        for key, text in number_settings(function)
+    ],
+)
+def test_a_number_given_as_text_is_named(factory: str, key: str, text: Any) -> None:
+    """A setting that takes numbers, given the text of one ("3", ["1", "2"]), passes
+    spaCy's config validation with the text unchanged, which then stopped in a
+    comparison with a bare TypeError (or, for a setting read later, was kept): E145
+    names the setting and the value to give. The same value as a number gets past it
+    (to E001: the pipeline has no transformer)."""
+    nlp = spacy.blank("en")
+    example = "[1, 2]" if isinstance(text, list) else text
+    with pytest.raises(ValueError) as raised:
+        nlp.add_pipe(factory, config={key: text})
+    message = str(raised.value)
+    assert message.startswith(f"[E145] The setting `{key}` of '{factory}' is given as text")
+    assert f"`{key} = {example}`" in message
+    number: Any = [1, 2] if isinstance(text, list) else float(text)
+    number = int(number) if text == "3" else number
+    with pytest.raises(ValueError, match=r"^\[E001\]"):
+        nlp.add_pipe(factory, config={key: number})
+
+
+@pytest.mark.parametrize(
+    "architecture,key,text",
+    [
+        (name, key, text)
+        for name, function in ARCHITECTURES.items()
+        for key, text in number_settings(function)
+    ],
+)
+def test_an_architecture_number_given_as_text_is_named(
+    architecture: str, key: str, text: Any
+) -> None:
+    """The same for the registered architectures of attn_senter's model, through a
+    shipped pipeline's overrides, where the text had stopped deep in Thinc (E022)."""
+    path = "components.attn_senter.model"
+    if architecture == "spacy-attnseg.AttnFeatures.v1":
+        path += ".features"
+    with pytest.raises(ValueError) as raised:
+        load_pipeline("default", overrides={f"{path}.{key}": text})
+    assert str(raised.value).startswith(
+        f"[E145] The setting `{key}` of {architecture} is given as text"
+    )
 
 
 @pytest.mark.skipif(

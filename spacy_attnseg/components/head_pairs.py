@@ -27,7 +27,7 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors
+from ..errors import Errors, check_numbers
 from ..families import n_layers_heads
 from ..pairs import HeadPairs
 from ..segments import semantic_segments
@@ -73,6 +73,7 @@ def make_attn_head_pairs(
     merge_threshold (float): merge consecutive blocks whose mutual similarity reaches
         this fraction of their internal similarity (see ``segments.semantic_segments``).
     """
+    check_numbers(f"'{name}'", make_attn_head_pairs, locals())
     return AttnHeadPairs(
         nlp,
         name,

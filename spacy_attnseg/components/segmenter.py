@@ -29,7 +29,7 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors, Warnings
+from ..errors import Errors, Warnings, check_numbers
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
@@ -259,6 +259,7 @@ def make_attn_segmenter(
         reference's ``doc.spans[spans_key]``, the topic segments (Pk, WindowDiff;
         ``spacy_attnseg.scoring``).
     """
+    check_numbers(f"'{name}'", make_attn_segmenter, locals())
     return AttnSegmenter(
         nlp,
         name,

@@ -46,7 +46,7 @@ from thinc.types import Floats2d
 from ..architectures import member_start_probs, n_members, predict_scores
 from ..assets import assets_root
 from ..capture import CAPTURED_GROUPS, CaptureRequest
-from ..errors import Errors, Warnings
+from ..errors import Errors, Warnings, check_numbers
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
@@ -181,6 +181,7 @@ def make_attn_senter(
         marker such as ``"2."`` is no sentence by itself (``sentences.layout_starts``).
     overwrite (bool): replace sentence boundaries already set by earlier components.
     """
+    check_numbers(f"'{name}'", make_attn_senter, locals())
     return AttnSenter(
         nlp,
         model,
