@@ -26,7 +26,7 @@ from typing import (
 
 import typer
 
-from .errors import Errors, Warnings
+from .errors import Errors, Warnings, is_whole_number
 from .records import (
     Item,
     chunk_sizer,
@@ -394,7 +394,7 @@ def _engine_options(
 
 def _check_batch_size(batch_size: int) -> None:
     """E113 for a ``--batch-size`` under 1, before any model loads."""
-    if batch_size < 1:
+    if not is_whole_number(batch_size):
         raise typer.BadParameter(
             Errors.E113.format(
                 option="--batch-size", value=batch_size, allowed="a whole number of at least 1"

@@ -279,9 +279,10 @@ class Errors:
         "e.g. text.encode('utf-8', 'replace').decode('utf-8') (one '?' each: offsets stay)."
     )
     E129 = (
-        "[E129] '{component}' was given batch_size {value}: nlp.pipe(texts, batch_size=...) "
-        "takes a whole number of at least 1 (with less, spacy-transformers' transformer "
-        "passes no Doc on, and every text would be lost)."
+        "[E129] '{component}' was given batch_size {value!r}: nlp.pipe(texts, "
+        "batch_size=...) takes a Python int of at least 1 (`int(...)` of a text or a NumPy "
+        "integer; with less than 1, spacy-transformers' transformer passes no Doc on, and "
+        "every text would be lost)."
     )
     E130 = (
         "[E130] Item {index} (from 0) of the texts is {item}: chunks() and the records take "
@@ -404,6 +405,12 @@ class Warnings:
 def invalid_array(function: str, problem: str) -> ValueError:
     """E110 for a direct call of ``spacy_attnseg.<function>`` with arrays it cannot use."""
     return ValueError(Errors.E110.format(function=function, problem=problem))
+
+
+def is_whole_number(value: Any, least: int = 1) -> bool:
+    """Whether ``value`` is a Python int of at least ``least``: not a bool, a float, a
+    text or a NumPy integer (spaCy's ``minibatch`` takes none of those as a size)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
 
 
 def number_kind(hint: Any) -> Optional[str]:

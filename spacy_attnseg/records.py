@@ -32,7 +32,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 
 from .capture import SPACES_DELETED, read_spaces_as_spaces
-from .errors import Errors
+from .errors import Errors, is_whole_number
 from .markup import code_blocks
 from .sentences import (
     SENTENCE_END,
@@ -596,9 +596,16 @@ def pipe_records(
     ``"chunks"``; each with ``"meta"`` where its item has any. A long document is read in
     parts (``pipe_parts``): its record joins those of its parts (``joined_record``), or
     its chunks' numbers run on from part to part. ``tokenizer``: where given
-    (``load_tokenizer``), chunks are counted and cut in its tokens."""
+    (``load_tokenizer``), chunks are counted and cut in its tokens. ``batch_size``: the
+    most documents in a batch, an int of at least 1 (E113)."""
     if kind not in RECORDS:
         raise ValueError(Errors.E024.format(value=kind, values=RECORDS))
+    if not is_whole_number(batch_size):
+        raise ValueError(
+            Errors.E113.format(
+                option="batch_size", value=batch_size, allowed="a Python int of at least 1"
+            )
+        )
     key = segments_key(nlp)
     sizer = chunk_sizer(nlp)
     if kind == "sentences":

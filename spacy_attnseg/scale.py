@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from .errors import Errors
+from .errors import Errors, is_whole_number
 from .records import RECORDS, Item, as_pairs, json_line, pipe_docs, pipe_records
 
 OUTPUTS = ("docbin", *RECORDS)
@@ -48,7 +48,7 @@ class Job:
     def __post_init__(self) -> None:
         if self.output not in OUTPUTS:
             raise ValueError(Errors.E024.format(value=self.output, values=OUTPUTS))
-        if self.batch_size < 1 or self.threads < 1:
+        if not (is_whole_number(self.batch_size) and is_whole_number(self.threads)):
             raise ValueError(
                 Errors.E113.format(
                     option="batch_size / threads",

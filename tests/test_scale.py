@@ -147,6 +147,11 @@ def test_job_rejects_unknown_values() -> None:
         Job(model="default", output="xml")
     with pytest.raises(ValueError, match=r"\[E024\]"):
         list(run(["a"], Job(model="default", output="sentences"), engine="spark"))
+    for size in (0, "16", 2.5, numpy.int64(16)):
+        with pytest.raises(ValueError, match=r"^\[E113\] batch_size / threads cannot be"):
+            Job(model="default", output="chunks", batch_size=size)
+        with pytest.raises(ValueError, match=r"^\[E113\] batch_size / threads cannot be"):
+            Job(model="default", output="chunks", threads=size)
 
 
 def test_local_run_equals_nlp_pipe(default_nlp: Any, texts: List[str]) -> None:

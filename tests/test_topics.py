@@ -1474,6 +1474,12 @@ def test_chunks_in_python() -> None:
     for kind in ("chunks", "sentences"):
         with pytest.raises(ValueError, match=error):
             list(pipe_records(nlp, ["Fine.", (bad, {"id": 1})], kind, batch_size=2))
+    # a batch size that is no int of at least 1 stops with E113, as --batch-size does
+    # (before: a TypeError in a comparison for a text, and one document a batch for 0)
+    for size in (0, "8", 2.5, numpy.int64(2)):
+        error = re.escape(f"[E113] batch_size cannot be {size!r}: use a Python int of")
+        with pytest.raises(ValueError, match=error):
+            list(spacy_attnseg.chunks(nlp, ["Fine. Two.", "Three. Four."], batch_size=size))
 
 
 def test_a_long_document_is_chunked_in_parts(monkeypatch: pytest.MonkeyPatch) -> None:

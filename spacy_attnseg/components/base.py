@@ -22,7 +22,7 @@ from spacy.tokens import Doc, Token
 from spacy.util import minibatch
 
 from ..capture import AttentionCapture, CaptureRequest, release
-from ..errors import Errors
+from ..errors import Errors, is_whole_number
 
 _UNSET: Any = object()
 
@@ -112,10 +112,10 @@ class CaptureReader:
     _nlp_ref: Optional[PipelineRef] = None
 
     def checked_batch_size(self, batch_size: int) -> int:
-        """``batch_size`` for ``pipe``, where it is at least 1; else E129 (spaCy's
+        """``batch_size`` for ``pipe``, where it is an int of at least 1; else E129 (spaCy's
         ``minibatch`` makes no batch of fewer, and the transformer before would pass on
-        no Doc: the texts would be lost without a word)."""
-        if batch_size < 1:
+        no Doc: the texts would be lost without a word; it stops on any other type)."""
+        if not is_whole_number(batch_size):
             raise ValueError(Errors.E129.format(component=self.name, value=batch_size))
         return batch_size
 
