@@ -381,7 +381,7 @@ def _engine_options(
                 option="--engine", value=engine, allowed=" or ".join(map(repr, ENGINES))
             )
         )
-    if workers < 1 or partition_size < 1:
+    if not (is_whole_number(workers) and is_whole_number(partition_size)):
         raise typer.BadParameter(
             Errors.E113.format(
                 option="--workers/--partition-size",
@@ -805,7 +805,7 @@ def view_cli(
     from .loading import load_pipeline
     from .view import head_view_html
 
-    if max_pairs < 1:
+    if not is_whole_number(max_pairs):
         raise typer.BadParameter(
             Errors.E113.format(option="--max-pairs", value=max_pairs, allowed="at least 1")
         )

@@ -29,7 +29,7 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors, Warnings, check_numbers
+from ..errors import Errors, Warnings, check_numbers, is_whole_number
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
@@ -369,7 +369,7 @@ class AttnSegmenter(AttentionPipe):
         ):
             ones = ("segment_layers", "segment_window", "min_sents", "piece_tokens")
             least = 1 if key in ones else 0
-            if value < least:
+            if not is_whole_number(value, least):
                 raise ValueError(Errors.E015.format(key=key, value=value, least=least))
         if 0 < max_sents < min_sents:
             raise ValueError(Errors.E125.format(min_sents=min_sents, max_sents=max_sents))
