@@ -69,7 +69,7 @@ class Errors:
         "(with meta.json), a config file (.cfg) nor the name of a shipped pipeline "
         "({names})."
     )
-    E015 = "[E015] Invalid `{key}` {value}: it must be a whole number of at least {least}."
+    E015 = "[E015] Invalid `{key}` {value!r}: it must be a whole number of at least {least}."
     E016 = (
         "[E016] The pipeline has no 'attn_segmenter' (pipeline: {pipe_names}), which makes "
         "the topic segments: add one after the transformer, or leave out --model to use "

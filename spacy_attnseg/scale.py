@@ -220,10 +220,14 @@ def run(
         cluster (``address`` of a running scheduler, or a local cluster of ``workers``
         processes, one thread each, started and closed here).
     size: texts per partition, rounded up to whole batches of ``job.batch_size``.
+    ``size`` and ``workers`` are Python ints of at least 1, or E015.
     on_done: called with the number of documents of each finished partition.
     """
     if engine not in ENGINES:
         raise ValueError(Errors.E024.format(value=engine, values=ENGINES))
+    for key, value in (("size", size), ("workers", workers)):
+        if not is_whole_number(value):
+            raise ValueError(Errors.E015.format(key=key, value=value, least=1))
     parts = partitions(texts, partition_size(size, job.batch_size))
     if not engine:
         for first, part in parts:
@@ -248,8 +252,6 @@ def _run_dask(
         from distributed import Client, LocalCluster
     except ImportError:
         raise ImportError(Errors.E025) from None
-    if address is None and workers < 1:
-        raise ValueError(Errors.E015.format(key="workers", value=workers, least=1))
     cluster = None
     if address is None:
         import dask

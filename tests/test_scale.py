@@ -152,6 +152,13 @@ def test_job_rejects_unknown_values() -> None:
             Job(model="default", output="chunks", batch_size=size)
         with pytest.raises(ValueError, match=r"^\[E113\] batch_size / threads cannot be"):
             Job(model="default", output="chunks", threads=size)
+    job = Job(model="default", output="chunks")
+    for value in (0, "16", 2.5, numpy.int64(16), True):
+        # checked before any partition is cut or any engine is imported
+        with pytest.raises(ValueError, match=r"^\[E015\] Invalid `size` "):
+            next(run(["a"], job, size=value))
+        with pytest.raises(ValueError, match=r"^\[E015\] Invalid `workers` "):
+            next(run(["a"], job, engine="dask", workers=value))
 
 
 def test_local_run_equals_nlp_pipe(default_nlp: Any, texts: List[str]) -> None:
