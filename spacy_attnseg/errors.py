@@ -360,6 +360,12 @@ class Errors:
         "[E145] The setting `{key}` of {where} is given as text, {value!r}, where it takes "
         "{kind}: give {example} without quotes (in a .cfg file too: `{key} = {example}`)."
     )
+    E146 = (
+        "[E146] HeadPairs.{method} takes `{name}` as a whole number of at least 0, the "
+        "{name}'s own number as heads() lists them (the last layer of a 6-layer model is "
+        "5; a negative index in the component's `layers` setting counts from the end, the "
+        "pairs do not), got {value!r}."
+    )
 
 
 class Warnings:

@@ -11,6 +11,7 @@ common token among its pairs, the paper's Fig. 11a). Both classes have ``to_dict
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple, Union
@@ -155,7 +156,9 @@ class HeadPairs:
         return f"HeadPairs(n_pairs={len(self)}, heads={len(self.heads())})"
 
     def select(self, layer: int | None = None, head: int | None = None) -> HeadPairs:
-        """Rows of the given layer and/or head (None means any)."""
+        """Rows of the given layer and/or head (None means any), each a whole number of
+        at least 0 (E146): a layer's own number, not an index from the end."""
+        _check_indices("select", layer, head)
         keep = numpy.ones((len(self),), dtype=bool)
         if layer is not None:
             keep &= self.layer == layer
@@ -212,6 +215,7 @@ class HeadPairs:
     def to_table(self, doc: DocOrTexts, layer: int, head: int) -> List[Dict[str, Any]]:
         """The paper's Fig. 9 table for one head: dicts with keys
         ``Token_i, Token_j, Index_i, Index_j``, ordered by (Index_i, Index_j)."""
+        _check_indices("to_table", layer, head)
         texts = _texts(doc)
         sel = self.select(layer=layer, head=head)
         return [
@@ -263,6 +267,16 @@ class HeadAnchor:
             count=int(msg["count"]),
             share=float(msg["share"]),
         )
+
+
+def _check_indices(method: str, layer: Any, head: Any) -> None:
+    """E146 unless ``layer`` and ``head`` are each None or an integer (Python's or
+    NumPy's, not a bool) of at least 0."""
+    for name, value in (("layer", layer), ("head", head)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(Errors.E146.format(method=method, name=name, value=value))
 
 
 def _texts(doc: DocOrTexts) -> List[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import numpy
 import pytest
@@ -67,6 +68,23 @@ def test_headpairs_queries():
     w2 = p.within(6, 11)
     assert list(zip(w2.i.tolist(), w2.j.tolist(), strict=True)) == [(9, 10)]
     assert HeadPairs.empty().heads() == []
+    # NumPy integers, as a column of the table gives them, select as Python ints do
+    assert p.select(layer=numpy.int32(11), head=numpy.int64(5)) == p.select(layer=11, head=5)
+
+
+@pytest.mark.parametrize("value", [-1, "11", 11.0, True, [11]])
+@pytest.mark.parametrize("name", ["layer", "head"])
+def test_headpairs_index_that_is_no_whole_number(name: str, value: Any) -> None:
+    """A layer or head that is no whole number of at least 0 stops with E146 in select
+    and to_table: an index from the end, as the component's `layers` takes it, and text
+    selected nothing without a word; a bool selected layer or head 1, a float compared
+    as a number, a list broadcast."""
+    p = _pairs()
+    with pytest.raises(ValueError, match=rf"^\[E146\] HeadPairs.select takes `{name}` "):
+        p.select(**{name: value})
+    where = {"layer": 11, "head": 7, name: value}
+    with pytest.raises(ValueError, match=rf"^\[E146\] HeadPairs.to_table takes `{name}` "):
+        p.to_table(["w"] * 11, where["layer"], where["head"])
 
 
 def test_headpairs_concat_and_eq():
