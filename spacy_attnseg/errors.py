@@ -1,5 +1,6 @@
 """Error messages of spacy-attnseg, each with a code that tests match."""
 
+import numbers
 import typing
 from collections.abc import Sequence
 from typing import Any, Callable, Mapping, Optional
@@ -413,10 +414,12 @@ def invalid_array(function: str, problem: str) -> ValueError:
     return ValueError(Errors.E110.format(function=function, problem=problem))
 
 
-def is_whole_number(value: Any, least: int = 1) -> bool:
+def is_whole_number(value: Any, least: int = 1, numpy_ok: bool = False) -> bool:
     """Whether ``value`` is a Python int of at least ``least``: not a bool, a float, a
-    text or a NumPy integer (spaCy's ``minibatch`` takes none of those as a size)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+    text or a NumPy integer (spaCy's ``minibatch`` takes none of those as a size);
+    ``numpy_ok``: a NumPy integer too (an index read from an array)."""
+    kind = numbers.Integral if numpy_ok else int
+    return isinstance(value, kind) and not isinstance(value, bool) and int(value) >= least
 
 
 def number_kind(hint: Any) -> Optional[str]:

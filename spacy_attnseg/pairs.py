@@ -11,7 +11,6 @@ common token among its pairs, the paper's Fig. 11a). Both classes have ``to_dict
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple, Union
@@ -21,7 +20,7 @@ import srsly
 from numpy.typing import ArrayLike
 from spacy.tokens import Doc, Span
 
-from .errors import Errors, invalid_array
+from .errors import Errors, invalid_array, is_whole_number
 
 #: The one underlying Doc extension that stores the data (and is serialised).
 DOC_PAIRS_ATTR = "attnseg_pairs"
@@ -273,9 +272,7 @@ def _check_indices(method: str, layer: Any, head: Any) -> None:
     """E146 unless ``layer`` and ``head`` are each None or an integer (Python's or
     NumPy's, not a bool) of at least 0."""
     for name, value in (("layer", layer), ("head", head)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        if value is not None and not is_whole_number(value, 0, numpy_ok=True):
             raise ValueError(Errors.E146.format(method=method, name=name, value=value))
 
 
