@@ -50,9 +50,13 @@ of the sentences (or paragraphs) -> segments within the size limits.
    Headings marked as such (``breaks``: Markdown's ``#``, an underline, MediaWiki's
    ``== ==``, HTML's ``<h2>``, LaTeX's ``\\section``), and plain ones over prose, start
    segments whatever the vectors; each method works within the sections they make.
-3. **Limits.** A segment longer than ``max_sents`` sentences or ``max_tokens``
-   wordpieces is split at its best gap (the one that lowers the cost most) until it fits;
-   ``split_tokens`` cuts a single sentence that is longer by itself.
+3. **Limits.** With ``max_sents`` or ``max_tokens``, the partition's runs are bounded
+   by them (``first_fits``; a unit alone always fits): the best segmentation within
+   the limits, where one with ``min_sents`` exists. A segment still longer than
+   ``max_sents`` sentences or ``max_tokens`` wordpieces (a unit too long by itself,
+   ``n_segments``, TextTiling) is split at its best gap (the one that lowers the cost
+   most) until it fits; ``split_tokens`` cuts a single sentence that is longer by
+   itself.
 4. **Scores.** A boundary's score is the drop in cost that splitting there brings
    (between its neighbouring segments, over sentence vectors) less what the split costs
    in ``length_credit``, divided by the penalty a boundary pays in a document of that
@@ -300,6 +304,7 @@ def partition(
     max_len: int = MAX_UNITS,
     drift: float = 0.0,
     allowed: Optional[numpy.ndarray] = None,
+    fits: Optional[numpy.ndarray] = None,
 ) -> List[int]:
     """Starts (0 excluded) of the segmentation of ``vectors`` into runs of at least
     ``min_len`` and at most ``max_len`` units that minimises the total ``Cost`` plus
@@ -311,6 +316,10 @@ def partition(
     allowed: per unit, whether a segment may start there (None: at every unit; the first
     unit always does). A run then holds at most ``max_len`` of the allowed starts, not of
     the units, so that a long stretch without one is never the only way through.
+    fits: per end ``t`` of a run, 0 to ``len(vectors)``, the first unit a run ending there
+    may start at (``first_fits``: the size limits); with ``allowed``, a run without a
+    start allowed inside it fits too, as a unit alone does. Where no segmentation has
+    every run within its limits and ``min_len`` long, the segmentation without them.
     """
     n = len(vectors)
     min_len = max(1, int(min_len))
@@ -332,18 +341,26 @@ def partition(
         if not may_start[t]:
             continue  # (no run ends where none may start; best[t] stays infinite)
         if allowed is None:
-            lowest = t - max_len
+            lowest = t - max_len if fits is None else max(t - max_len, int(fits[t]))
             runs = numpy.arange(max(lowest, min_len), t - min_len + 1)
             if lowest <= 0:
                 runs = numpy.concatenate([[0], runs])
         else:
             last = int(numpy.searchsorted(firsts, t - min_len, side="right"))
             runs = firsts[max(0, last - max_len) : last]
+            if fits is not None and len(runs):
+                # (a run with no start allowed inside it fits, as a unit alone does)
+                whole = not may_start[runs[-1] + 1 : t].any()
+                runs = runs[(runs >= fits[t]) | ((runs == runs[-1]) & whole)]
+        if not len(runs):
+            continue
         totals = best[runs] + cost(runs, numpy.full(len(runs), t))
         totals -= length_credit(t - runs, drift)
         k = int(numpy.argmin(totals))
         best[t] = totals[k] + penalty
         back[t] = runs[k]
+    if fits is not None and not numpy.isfinite(best[n]):
+        return partition(vectors, penalty, min_len, max_len, drift, allowed)
     starts: List[int] = []
     t = n
     while t > 0:
@@ -351,6 +368,27 @@ def partition(
         if t > 0:
             starts.append(t)
     return sorted(starts)
+
+
+def first_fits(
+    sizes: numpy.ndarray,
+    max_sents: int = 0,
+    max_tokens: int = 0,
+    counts: Optional[numpy.ndarray] = None,
+) -> numpy.ndarray:
+    """Per end ``t`` (0 to ``len(sizes)``) of a run of units with wordpiece ``sizes``
+    and sentence ``counts`` (None: one each), the first unit a run ending there may
+    start at to hold at most ``max_sents`` sentences and ``max_tokens`` wordpieces (0:
+    no limit); a unit alone always fits."""
+    ends = numpy.arange(len(sizes) + 1)
+    first = numpy.zeros(len(ends), dtype="int64")
+    for most, values in ((max_sents, counts), (max_tokens, sizes)):
+        if most > 0:
+            if values is None:
+                values = numpy.ones(len(sizes), dtype="int64")
+            cum = numpy.concatenate([[0], numpy.cumsum(numpy.asarray(values, dtype="int64"))])
+            first = numpy.maximum(first, numpy.searchsorted(cum, cum - most, side="left"))
+    return numpy.minimum(first, numpy.maximum(ends - 1, 0))
 
 
 def binary_segments(
@@ -798,6 +836,7 @@ def segment(
         units = unit_vectors(kept, standardise=standardise)
         first = numpy.flatnonzero(unit_first)
     allowed = None if cuts_first is None else cuts_first[first]
+    sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     fixed = numpy.flatnonzero(forced[first]).tolist()
     if method == "texttiling":
         sims = gap_similarities(units, window)
@@ -810,13 +849,20 @@ def segment(
     else:
         boundary, credit = prices(penalty, drift, units, scale, n_sents=n, short_text=short_text)
         chosen = list(fixed)
+        # the size limits bound the partition's runs (where a segmentation within them
+        # exists), so the limits below seldom split a segment at all
+        limited = max_sents > 0 or max_tokens > 0
+        unit_sizes = numpy.add.reduceat(numpy.asarray(sizes, dtype="int64"), first)
+        unit_counts = numpy.diff(numpy.append(first, n))
         for a, b in zip([0, *fixed], [*fixed, len(units)], strict=True):
             cuts = None if allowed is None else allowed[a:b]
-            inner = partition(units[a:b], boundary, min_len, drift=credit, allowed=cuts)
+            fits = None
+            if limited:
+                fits = first_fits(unit_sizes[a:b], max_sents, max_tokens, unit_counts[a:b])
+            inner = partition(units[a:b], boundary, min_len, drift=credit, allowed=cuts, fits=fits)
             chosen += [a + s for s in inner]
         chosen.sort()
     starts = before_headings([int(first[s]) for s in chosen], heads)
-    sizes = sent_sizes if sent_sizes is not None else numpy.ones(n, dtype="int64")
     allowed = numpy.concatenate([[True], ~heads[:-1]])
     starts = enforce_limits(
         starts,

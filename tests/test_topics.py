@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy
 import pytest
@@ -1767,17 +1767,21 @@ def brute_force_partition(
     min_len: int,
     drift: float = 0.0,
     allowed: Optional[Sequence[bool]] = None,
+    fit: Optional[Callable[[int, int], bool]] = None,
 ) -> float:
     """The lowest cost + penalty per boundary - drift * m ln m per run of m units, over
-    every admissible segmentation (cut only where ``allowed``, if given)."""
+    every admissible segmentation (cut only where ``allowed``, if given; every run
+    ``[a, b)`` one that ``fit(a, b)`` admits, if given); infinite where none is."""
     n = len(vectors)
-    best = naive_cost(vectors, [0, n]) - naive_credit([n], drift)
+    fit = fit or (lambda a, b: True)
+    best = naive_cost(vectors, [0, n]) - naive_credit([n], drift) if fit(0, n) else math.inf
     points = [i for i in range(1, n) if allowed is None or allowed[i]]
     for k in range(1, n):
         for cut in itertools.combinations(points, k):
             bounds = [0, *cut, n]
             sizes = [b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-            if min(sizes) >= min_len:
+            runs = zip(bounds[:-1], bounds[1:], strict=True)
+            if min(sizes) >= min_len and all(fit(a, b) for a, b in runs):
                 total = naive_cost(vectors, bounds) + penalty * k - naive_credit(sizes, drift)
                 best = min(best, total)
     return best
@@ -1800,6 +1804,52 @@ def test_partition_is_optimal(
         assert min(sizes) >= min_len
     got = naive_cost(vectors, bounds) + penalty * len(starts) - naive_credit(sizes, drift)
     expected = brute_force_partition(vectors, penalty, min_len, drift)
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    arrays(numpy.float64, st.tuples(st.integers(1, 10), st.just(3)), elements=floats),
+    st.lists(st.integers(1, 5), min_size=10, max_size=10),
+    st.floats(0, 3),
+    st.integers(1, 3),
+    st.integers(0, 4),
+    st.integers(0, 12),
+    st.one_of(st.none(), st.lists(st.booleans(), min_size=10, max_size=10)),
+)
+def test_partition_within_size_limits_is_optimal(
+    vectors: numpy.ndarray,
+    sizes: List[int],
+    penalty: float,
+    min_len: int,
+    max_sents: int,
+    max_tokens: int,
+    allowed: Optional[List[bool]],
+) -> None:
+    """With the size limits (``first_fits``: at most ``max_sents`` units and
+    ``max_tokens`` wordpieces a run; a run with no start allowed inside it, a unit
+    alone, always fits), the partition is the best segmentation whose every run is
+    within them and ``min_len`` long, cut only where ``allowed``; where none is, it is
+    the partition without the limits."""
+    n = len(vectors)
+    sizes = sizes[:n]
+    cuts = None if allowed is None else numpy.array([True, *allowed[1:n]])
+
+    def fit(a: int, b: int) -> bool:
+        within_sents = max_sents == 0 or b - a <= max_sents
+        within_tokens = max_tokens == 0 or sum(sizes[a:b]) <= max_tokens
+        whole = not any(cuts is None or cuts[k] for k in range(a + 1, b))
+        return whole or (within_sents and within_tokens)
+
+    fits = topics.first_fits(numpy.array(sizes), max_sents, max_tokens)
+    starts = topics.partition(vectors, penalty, min_len, allowed=cuts, fits=fits)
+    expected = brute_force_partition(vectors, penalty, min_len, allowed=cuts, fit=fit)
+    if math.isinf(expected):
+        assert starts == topics.partition(vectors, penalty, min_len, allowed=cuts)
+        return
+    bounds = [0, *starts, len(vectors)]
+    assert all(fit(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    got = naive_cost(vectors, bounds) + penalty * len(starts)
     assert got == pytest.approx(expected, abs=1e-9)
 
 
