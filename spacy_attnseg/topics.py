@@ -852,8 +852,9 @@ def segment(
         # the size limits bound the partition's runs (where a segmentation within them
         # exists), so the limits below seldom split a segment at all
         limited = max_sents > 0 or max_tokens > 0
-        unit_sizes = numpy.add.reduceat(numpy.asarray(sizes, dtype="int64"), first)
-        unit_counts = numpy.diff(numpy.append(first, n))
+        if limited:
+            unit_sizes = numpy.add.reduceat(numpy.asarray(sizes, dtype="int64"), first)
+            unit_counts = numpy.diff(numpy.append(first, n))
         for a, b in zip([0, *fixed], [*fixed, len(units)], strict=True):
             cuts = None if allowed is None else allowed[a:b]
             fits = None
