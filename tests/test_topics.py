@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import pytest
@@ -1805,6 +1805,33 @@ def test_partition_is_optimal(
     got = naive_cost(vectors, bounds) + penalty * len(starts) - naive_credit(sizes, drift)
     expected = brute_force_partition(vectors, penalty, min_len, drift)
     assert got == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 9), st.integers(1, 4)), max_size=12),
+    st.integers(0, 6),
+    st.integers(0, 20),
+)
+def test_first_fits_counts_sentences_and_wordpieces(
+    units: List[Tuple[int, int]], max_sents: int, max_tokens: int
+) -> None:
+    """``first_fits`` of units (paragraphs: wordpieces, sentences) is, per end, the first
+    start whose run holds at most ``max_sents`` sentences and ``max_tokens``
+    wordpieces, or the unit just before the end where no run reaches back that far."""
+    sizes = numpy.array([size for size, _ in units], dtype="int64")
+    counts = numpy.array([count for _, count in units], dtype="int64")
+    got = topics.first_fits(sizes, max_sents, max_tokens, counts).tolist()
+    expected = []
+    for t in range(len(units) + 1):
+        fitting = [
+            a
+            for a in range(t)
+            if (max_sents == 0 or counts[a:t].sum() <= max_sents)
+            and (max_tokens == 0 or sizes[a:t].sum() <= max_tokens)
+        ]
+        expected.append(min(fitting[0] if fitting else t, max(t - 1, 0)))
+    assert got == expected
 
 
 @settings(max_examples=150, deadline=None)
