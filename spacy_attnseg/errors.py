@@ -367,6 +367,11 @@ class Errors:
         "5; a negative index in the component's `layers` setting counts from the end, the "
         "pairs do not), got {value!r}."
     )
+    E147 = (
+        "[E147] HeadPairs.{method} takes `{name}` as a token's index in the Doc, a whole "
+        "number of at least 0 (for the last token, len(doc) - 1: the pairs hold each token "
+        "by its own index, and a negative one counts from nowhere), got {value!r}."
+    )
 
 
 class Warnings:

@@ -166,14 +166,19 @@ class HeadPairs:
         return self._subset(keep)
 
     def involving(self, token_i: int) -> HeadPairs:
-        """Rows where the token with Doc index ``token_i`` is either ``i`` or ``j``."""
+        """Rows where the token with Doc index ``token_i`` is either ``i`` or ``j``; the
+        index a whole number of at least 0 (E147)."""
+        _check_tokens("involving", token_i=token_i)
         return self._subset((self.i == token_i) | (self.j == token_i))
 
     def within(self, start: int, end: int) -> HeadPairs:
         """Rows whose two tokens both lie in the token span ``[start, end)``.
 
-        Token indices are kept Doc-relative (not shifted by ``start``).
+        Token indices are kept Doc-relative (not shifted by ``start``); ``start`` and
+        ``end`` are whole numbers of at least 0 (E147), as ``doc[start:end]``'s
+        ``span.start`` and ``span.end`` are.
         """
+        _check_tokens("within", start=start, end=end)
         keep = (self.i >= start) & (self.i < end) & (self.j >= start) & (self.j < end)
         return self._subset(keep)
 
@@ -274,6 +279,14 @@ def _check_indices(method: str, layer: Any, head: Any) -> None:
     for name, value in (("layer", layer), ("head", head)):
         if value is not None and not is_whole_number(value, 0, numpy_ok=True):
             raise ValueError(Errors.E146.format(method=method, name=name, value=value))
+
+
+def _check_tokens(method: str, **indices: Any) -> None:
+    """E147 unless each of ``indices`` is an integer (Python's or NumPy's, not a bool)
+    of at least 0."""
+    for name, value in indices.items():
+        if not is_whole_number(value, 0, numpy_ok=True):
+            raise ValueError(Errors.E147.format(method=method, name=name, value=value))
 
 
 def _texts(doc: DocOrTexts) -> List[str]:

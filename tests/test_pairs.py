@@ -70,6 +70,8 @@ def test_headpairs_queries():
     assert HeadPairs.empty().heads() == []
     # NumPy integers, as a column of the table gives them, select as Python ints do
     assert p.select(layer=numpy.int32(11), head=numpy.int64(5)) == p.select(layer=11, head=5)
+    assert p.involving(numpy.int64(4)) == inv
+    assert p.within(numpy.int32(0), numpy.int64(5)) == w
 
 
 @pytest.mark.parametrize("value", [-1, "11", 11.0, True, [11]])
@@ -85,6 +87,21 @@ def test_headpairs_index_that_is_no_whole_number(name: str, value: Any) -> None:
     where = {"layer": 11, "head": 7, name: value}
     with pytest.raises(ValueError, match=rf"^\[E146\] HeadPairs.to_table takes `{name}` "):
         p.to_table(["w"] * 11, where["layer"], where["head"])
+
+
+@pytest.mark.parametrize("value", [-1, "4", 4.0, True, None])
+def test_headpairs_token_index_that_is_no_whole_number(value: Any) -> None:
+    """A token index that is no whole number of at least 0 stops with E147 in involving
+    and within: -1 (the last token, as doc[-1] takes it) and involving's text or None
+    found no row without a word, a bool read as token 1, and within's text or None failed
+    inside NumPy's comparison."""
+    p = _pairs()
+    with pytest.raises(ValueError, match=r"^\[E147\] HeadPairs.involving takes `token_i` "):
+        p.involving(value)
+    with pytest.raises(ValueError, match=r"^\[E147\] HeadPairs.within takes `start` "):
+        p.within(value, 5)
+    with pytest.raises(ValueError, match=r"^\[E147\] HeadPairs.within takes `end` "):
+        p.within(0, value)
 
 
 def test_headpairs_concat_and_eq():
