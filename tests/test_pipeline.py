@@ -471,8 +471,9 @@ def test_a_batch_size_below_one_is_a_coded_error(default_nlp: Any, batch_size: i
 @pytest.mark.parametrize("batch_size", ["2", 2.5, numpy.int64(2), True])
 def test_a_batch_size_that_is_no_int_is_a_coded_error(default_nlp: Any, batch_size: Any) -> None:
     """A batch size that is not a Python int (a text, a float, a NumPy integer, a bool)
-    stops with E129, which shows its type, where it stopped in spaCy's ``minibatch`` or
-    in a comparison with a TypeError (a bool was taken as a batch of one)."""
+    stops with E129, which shows its repr (a text in quotes), where it stopped in spaCy's
+    ``minibatch`` or in a comparison with a TypeError (a bool was taken as a batch of
+    one)."""
     error = re.escape(f"[E129] 'attn_segmenter' was given batch_size {batch_size!r}:")
     with pytest.raises(ValueError, match=error):
         list(default_nlp.pipe(["A.", "B.", "C."], batch_size=batch_size))
