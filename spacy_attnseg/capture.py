@@ -93,16 +93,6 @@ LOCAL_PARTS = ("input", "query", "key", "value")
 #: one.
 LOCAL_PROJECTION_BYTES = 1 << 27
 BIAS_PARTS = ("bias_after", "bias_before")
-OUTPUT_KEYS = (
-    COLSUMS,
-    COLSUM_HEADS,
-    CONTEXT,
-    CONTEXT_LAYERS,
-    HIDDEN,
-    HIDDEN_LAYERS,
-    LOCAL,
-    LOCAL_LAYERS,
-)
 #: The name of a layer's input hidden state where a family passes it by keyword.
 LAYER_INPUT = ("hidden_states", "hidden_state", "x")
 #: The outputs that are read, and released, together.
