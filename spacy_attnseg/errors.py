@@ -370,7 +370,8 @@ class Errors:
     E147 = (
         "[E147] HeadPairs.{method} takes `{name}` as a token's index in the Doc, a whole "
         "number of at least 0 (for the last token, len(doc) - 1: the pairs hold each token "
-        "by its own index, and a negative one counts from nowhere), got {value!r}."
+        "by its own index, and a negative index does not count from the end here), got "
+        "{value!r}."
     )
 
 

@@ -157,7 +157,7 @@ class HeadPairs:
     def select(self, layer: int | None = None, head: int | None = None) -> HeadPairs:
         """Rows of the given layer and/or head (None means any), each a whole number of
         at least 0 (E146): a layer's own number, not an index from the end."""
-        _check_indices("select", layer, head)
+        _check_indices("select", Errors.E146, any_ok=True, layer=layer, head=head)
         keep = numpy.ones((len(self),), dtype=bool)
         if layer is not None:
             keep &= self.layer == layer
@@ -168,7 +168,7 @@ class HeadPairs:
     def involving(self, token_i: int) -> HeadPairs:
         """Rows where the token with Doc index ``token_i`` is either ``i`` or ``j``; the
         index a whole number of at least 0 (E147)."""
-        _check_tokens("involving", token_i=token_i)
+        _check_indices("involving", Errors.E147, token_i=token_i)
         return self._subset((self.i == token_i) | (self.j == token_i))
 
     def within(self, start: int, end: int) -> HeadPairs:
@@ -178,7 +178,7 @@ class HeadPairs:
         ``end`` are whole numbers of at least 0 (E147), as ``doc[start:end]``'s
         ``span.start`` and ``span.end`` are.
         """
-        _check_tokens("within", start=start, end=end)
+        _check_indices("within", Errors.E147, start=start, end=end)
         keep = (self.i >= start) & (self.i < end) & (self.j >= start) & (self.j < end)
         return self._subset(keep)
 
@@ -219,7 +219,7 @@ class HeadPairs:
     def to_table(self, doc: DocOrTexts, layer: int, head: int) -> List[Dict[str, Any]]:
         """The paper's Fig. 9 table for one head: dicts with keys
         ``Token_i, Token_j, Index_i, Index_j``, ordered by (Index_i, Index_j)."""
-        _check_indices("to_table", layer, head)
+        _check_indices("to_table", Errors.E146, any_ok=True, layer=layer, head=head)
         texts = _texts(doc)
         sel = self.select(layer=layer, head=head)
         return [
@@ -273,20 +273,15 @@ class HeadAnchor:
         )
 
 
-def _check_indices(method: str, layer: Any, head: Any) -> None:
-    """E146 unless ``layer`` and ``head`` are each None or an integer (Python's or
-    NumPy's, not a bool) of at least 0."""
-    for name, value in (("layer", layer), ("head", head)):
-        if value is not None and not is_whole_number(value, 0, numpy_ok=True):
-            raise ValueError(Errors.E146.format(method=method, name=name, value=value))
-
-
-def _check_tokens(method: str, **indices: Any) -> None:
-    """E147 unless each of ``indices`` is an integer (Python's or NumPy's, not a bool)
-    of at least 0."""
+def _check_indices(method: str, error: str, any_ok: bool = False, **indices: Any) -> None:
+    """``error`` (E146 for a layer or head, E147 for a token) unless each of ``indices``
+    is an integer (Python's or NumPy's, not a bool) of at least 0, or with ``any_ok``
+    None (any)."""
     for name, value in indices.items():
+        if value is None and any_ok:
+            continue
         if not is_whole_number(value, 0, numpy_ok=True):
-            raise ValueError(Errors.E147.format(method=method, name=name, value=value))
+            raise ValueError(error.format(method=method, name=name, value=value))
 
 
 def _texts(doc: DocOrTexts) -> List[str]:
