@@ -308,10 +308,14 @@ def _read_records(handle: Input, key: str = TEXT_KEY) -> Iterator[Tuple[str, Dic
             items = _json_array(line + "".join(rest for _, rest in lines), key)
             for index, item in enumerate(items, start=1):
                 yield _record(item, f"Item {index} of the input's JSON array", key)
+            if not items:
+                typer.echo(Warnings.W007.format(path=handle.name), err=True)
             return
         first = False
         where = f"Line {number} of the input"
         yield _record(_json(line, where, key), where, key)
+    if first:
+        typer.echo(Warnings.W007.format(path=handle.name), err=True)
 
 
 def _holds_json_documents(text: str, key: str = TEXT_KEY) -> bool:

@@ -413,6 +413,10 @@ class Warnings:
         "file.conllu . -n 10`); to leave it as it is without this warning, set `calibrate = "
         "false` under [initialize.components.{component}]."
     )
+    W007 = (
+        "[W007] {path} holds no documents (no line other than white space, or an empty JSON "
+        "array), so nothing is written: give one JSON object a line, each with a document's text."
+    )
 
 
 def invalid_array(function: str, problem: str) -> ValueError:

@@ -762,6 +762,29 @@ def test_json_documents_in_a_text_file_warn(tmp_path: Any, content: str, warned:
         assert result.returncode == 0 and "[W004]" in result.stderr
 
 
+@pytest.mark.parametrize("content", ["", "\n  \n\n", "[]", " [ ]\n"])
+def test_an_input_without_documents_warns(tmp_path: Any, content: str) -> None:
+    """JSON lines with no line other than white space, or an empty JSON array, hold no
+    document: chunk, segment and pairs write nothing and say so (W007) instead of ending
+    without a word; one document is read without the warning."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text(content, encoding="utf8")
+    for args in (["chunk", "-q"], ["segment", "--format", "jsonl"], ["pairs", "-q"]):
+        result = run_cli([args[0], str(path), *args[1:]])
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout == ""
+        assert f"[W007] {path} holds no documents" in squash(result.stderr)
+    result = run_cli(["chunk", "-", "-q"], stdin=content)
+    assert result.stdout == "" and "[W007] standard input holds" in squash(result.stderr)
+    one = (
+        json.dumps(["One. Two."]) if "[" in content else content + json.dumps({"text": "One. Two."})
+    )
+    path.write_text(one, encoding="utf8")
+    result = run_cli(["chunk", str(path), "-q"])
+    assert result.returncode == 0 and "[W007]" not in result.stderr
+    assert [json.loads(line)["text"] for line in result.stdout.splitlines()] == ["One. Two."]
+
+
 def test_chunk_penalty_prices_boundaries_between_paragraphs_too(tmp_path: Any) -> None:
     """--penalty sets the cost of every boundary, between paragraphs as between
     sentences: a low one cuts a text with paragraph breaks at every paragraph, a high one
