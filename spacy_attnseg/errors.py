@@ -373,6 +373,10 @@ class Errors:
         "by its own index, and a negative index does not count from the end here), got "
         "{value!r}."
     )
+    E148 = (
+        "[E148] The setting `{key}` of {where} is given as a bool, {value!r}, where it takes "
+        "{kind}: Python reads True as 1 and False as 0, so give the number you mean."
+    )
 
 
 class Warnings:
@@ -452,21 +456,26 @@ def number_kind(hint: Any) -> Optional[str]:
 
 def check_numbers(where: str, function: Callable[..., Any], given: Mapping[str, Any]) -> None:
     """E145 where ``given`` holds text for a parameter of ``function`` that takes numbers
-    (``number_kind`` of its type hint), or a list with text in it. spaCy's config
-    validation reads ``"3"`` as a valid int but passes the text on, to fail deep in a
-    comparison (or, for a setting read later, at the first Doc)."""
+    (``number_kind`` of its type hint), or a list with text in it; E148 where it holds a
+    bool there (or a list with one). spaCy's config validation reads ``"3"`` as a valid
+    int but passes the text on, to fail deep in a comparison (or, for a setting read
+    later, at the first Doc); it refuses bools, which a direct call of an architecture
+    (``build_attn_senter_model(features, members=True)``) would read as 1 or 0."""
     hints = typing.get_type_hints(function)
     for key, value in given.items():
         kind = number_kind(hints.get(key))
-        if isinstance(value, (list, tuple)):
-            texts = any(isinstance(item, str) for item in value)
-            example = "[" + ", ".join(str(item) for item in value) + "]"
-        else:
-            texts, example = isinstance(value, str), str(value)
-        if kind and texts:
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if not kind:
+            continue
+        if any(isinstance(item, str) for item in items):
+            example = str(value)
+            if isinstance(value, (list, tuple)):
+                example = "[" + ", ".join(str(item) for item in value) + "]"
             raise ValueError(
                 Errors.E145.format(key=key, where=where, value=value, kind=kind, example=example)
             )
+        if any(isinstance(item, bool) for item in items):
+            raise ValueError(Errors.E148.format(key=key, where=where, value=value, kind=kind))
 
 
 def is_own_error(error: BaseException) -> bool:

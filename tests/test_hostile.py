@@ -563,6 +563,35 @@ def test_an_architecture_number_given_as_text_is_named(
     )
 
 
+@pytest.mark.parametrize(
+    "architecture,key,text",
+    [
+        (name, key, text)
+        for name, function in ARCHITECTURES.items()
+        for key, text in number_settings(function)
+    ],
+)
+def test_an_architecture_number_given_as_a_bool_is_named(
+    architecture: str, key: str, text: Any
+) -> None:
+    """A direct call of an architecture (which spaCy's config validation does not check)
+    with a bool where it takes numbers stops with E148: ``members=True`` built one
+    member and ``depth=False`` no window layer, without a word. The number itself builds."""
+
+    def build(value: Any) -> Any:
+        if architecture == "spacy-attnseg.AttnFeatures.v1":
+            return build_attn_features(**{key: value})
+        return build_attn_senter_model(build_attn_features(), **{key: value})
+
+    for value in [[1, True]] if isinstance(text, list) else [True, False]:
+        with pytest.raises(ValueError) as raised:
+            build(value)
+        assert str(raised.value).startswith(
+            f"[E148] The setting `{key}` of {architecture} is given as a bool, {value!r}"
+        )
+    assert build([1, 2] if isinstance(text, list) else {"3": 3, "0.5": 0.5}[text]) is not None
+
+
 @pytest.mark.skipif(
     not os.environ.get("ATTNSEG_LONG"),
     reason="a 100,000-token document takes ~10 minutes on 2 cores: set ATTNSEG_LONG=1",
