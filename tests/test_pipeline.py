@@ -212,6 +212,35 @@ def test_pickled_and_copied_pipelines_decide_as_the_original(
     assert_same(topic_annotations(list(default_nlp.pipe(texts))), want)
 
 
+def test_memory_zones_decide_as_outside_them(default_nlp: Any, sample_texts: List[str]) -> None:
+    """Inside spaCy's ``nlp.memory_zone()`` (a service's way to free the strings each
+    batch adds), the default pipeline gives the sentences, segments, scores, headings and
+    chunks it gives outside one, for words its vocabulary has not seen, in two zones in a
+    row (the second after the first's strings are freed)."""
+    words = " ".join(f"Qzv{n}xw" for n in range(12))
+    texts = [
+        f"# Zqwrel {words}\n\n{long_sample_text(1500)}\n\n## Fyrbol\n\n{sample_texts[11]}",
+        f"{words}. {sample_texts[10]}",
+    ]
+
+    def decisions(docs: List[Doc]) -> Any:
+        headings = [list(d.spans["attn_segments"].attrs["headings"]) for d in docs]
+        return (*topic_annotations(docs), headings, [[s.text for s in d.sents] for d in docs])
+
+    zoned = []
+    for _ in range(2):
+        with default_nlp.memory_zone():
+            zoned.append(decisions(list(default_nlp.pipe(texts))))
+            zoned.append(list(spacy_attnseg.chunks(default_nlp, texts)))
+    outside = decisions(list(default_nlp.pipe(texts)))
+    chunks = list(spacy_attnseg.chunks(default_nlp, texts))
+    assert any(outside[2][0]) and len(chunks) > len(texts)
+    for want, got in ((outside, zoned[0]), (outside, zoned[2])):
+        assert_same(got[:2], want[:2])
+        assert got[2:] == want[2:]
+    assert zoned[1] == zoned[3] == chunks
+
+
 def test_threads_share_a_pipeline(default_nlp: Any, sample_texts: List[str]) -> None:
     """A pipeline called from several threads at once (a web server's worker threads)
     decides as it does from one: its transformer passes run in turn (the capture keeps
