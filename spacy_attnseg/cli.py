@@ -26,7 +26,7 @@ from typing import (
 
 import typer
 
-from .errors import Errors, Warnings, is_whole_number
+from .errors import Errors, Warnings, check_threshold, is_whole_number
 from .records import (
     Item,
     chunk_sizer,
@@ -406,6 +406,14 @@ def _check_batch_size(batch_size: int) -> None:
         )
 
 
+def _check_threshold(threshold: float) -> None:
+    """E010 for a ``--threshold`` outside (0, 1] (NaN too), before any model loads."""
+    try:
+        check_threshold(threshold)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
 def _check_output(path: Optional[Path], *, directory: bool) -> None:
     """E135 before any work where an output ``path`` is a file where a directory is
     written, or a directory where a file is."""
@@ -740,6 +748,7 @@ def pairs_cli(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
     _check_batch_size(batch_size)
+    _check_threshold(threshold)
     handle = _open_input(input)
     nlp = load_pipeline(model)
     if "attn_head_pairs" not in nlp.pipe_names:
@@ -813,6 +822,7 @@ def view_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--max-pairs", value=max_pairs, allowed="at least 1")
         )
+    _check_threshold(threshold)
     _check_output(output, directory=False)
     handle = _open_input(input)
     nlp = load_pipeline(model)

@@ -428,6 +428,13 @@ def invalid_array(function: str, problem: str) -> ValueError:
     return ValueError(Errors.E110.format(function=function, problem=problem))
 
 
+def check_threshold(value: float) -> None:
+    """E010 unless ``value`` lies in (0, 1], the rule for every decision threshold (a
+    NaN lies nowhere)."""
+    if not 0.0 < value <= 1.0:
+        raise ValueError(Errors.E010.format(value=value))
+
+
 def is_whole_number(value: Any, least: int = 1, numpy_ok: bool = False) -> bool:
     """Whether ``value`` is a Python int of at least ``least``: not a bool, a float, a
     text or a NumPy integer (spaCy's ``minibatch`` takes none of those as a size);

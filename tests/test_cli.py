@@ -463,6 +463,12 @@ def test_output_is_utf8_whatever_the_locale_encoding(encoding: str, tmp_path: Pa
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
         (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
         (["chunk", "data/sample.txt", "--penalty", "nan"], "[E020] Invalid `segment_penalty` nan"),
+        # (a NaN or infinite threshold stopped in spaCy's config, E961, with a dump of it)
+        (["pairs", "data/sample.txt", "--threshold", "nan"], "[E010] Invalid `threshold` nan"),
+        (["pairs", "data/sample.txt", "--threshold", "inf"], "[E010] Invalid `threshold` inf"),
+        (["pairs", "data/sample.txt", "--threshold", "0"], "[E010] Invalid `threshold` 0.0"),
+        (["view", "data/sample.txt", "--threshold", "nan"], "[E010] Invalid `threshold` nan"),
+        (["view", "data/sample.txt", "--threshold", "1.5"], "[E010] Invalid `threshold` 1.5"),
         (
             ["segment", "data/sample.txt", "-f", "jsonl", "-o", "Makefile"],
             "[E123] Cannot write to --output Makefile (it is an existing file)",

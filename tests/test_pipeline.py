@@ -565,6 +565,22 @@ def test_error_transformer_after_component(tiny_model_dir: Any) -> None:
             nlp("A sentence. Another one.")
 
 
+def test_a_threshold_lies_in_zero_to_one() -> None:
+    """The one rule for every decision threshold (three components, two commands): a
+    number in (0, 1], where NaN and the infinities lie nowhere; a component built
+    directly with a NaN threshold (no config to stop it) stops with E010."""
+    from spacy_attnseg.components.head_pairs import AttnHeadPairs
+    from spacy_attnseg.errors import check_threshold
+
+    for good in (1e-9, 0.5, 1, 1.0):
+        check_threshold(good)
+    for bad in (float("nan"), float("inf"), -float("inf"), 0, 0.0, -0.1, 1.0000001):
+        with pytest.raises(ValueError, match=re.escape(f"[E010] Invalid `threshold` {bad}:")):
+            check_threshold(bad)
+    with pytest.raises(ValueError, match=r"^\[E010\] Invalid `threshold` nan"):
+        AttnHeadPairs(spacy.blank("en"), "pairs", threshold=float("nan"))
+
+
 def test_error_tok2vec_named_transformer() -> None:
     nlp = spacy.blank("en")
     nlp.add_pipe("tok2vec", name="transformer")

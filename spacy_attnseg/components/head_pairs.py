@@ -27,7 +27,7 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors, check_numbers
+from ..errors import Errors, check_numbers, check_threshold
 from ..families import n_layers_heads
 from ..pairs import HeadPairs
 from ..segments import semantic_segments
@@ -104,8 +104,7 @@ class AttnHeadPairs(AttentionPipe):
         merge_threshold: float = 0.75,
     ) -> None:
         pairs_module.install_extensions()
-        if not 0.0 < threshold <= 1.0:
-            raise ValueError(Errors.E010.format(value=threshold))
+        check_threshold(threshold)
         if not (math.isfinite(merge_threshold) and merge_threshold >= 0):
             raise ValueError(Errors.E021.format(value=merge_threshold))
         self.name = name

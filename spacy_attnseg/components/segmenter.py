@@ -29,7 +29,7 @@ from ..capture import (
     keep_mask,
     special_ids,
 )
-from ..errors import Errors, Warnings, check_numbers, is_whole_number
+from ..errors import Errors, Warnings, check_numbers, check_threshold, is_whole_number
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
@@ -403,8 +403,7 @@ class AttnSegmenter(AttentionPipe):
             "candidates": candidates,
         }
         decision = self.default_decision(given, warn=sentences)
-        if not 0.0 < decision["threshold"] <= 1.0:
-            raise ValueError(Errors.E010.format(value=decision["threshold"]))
+        check_threshold(decision["threshold"])
         self.cfg = {
             "transformer": transformer,
             "layers": list(decision["layers"]),

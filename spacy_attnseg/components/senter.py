@@ -46,7 +46,7 @@ from thinc.types import Floats2d
 from ..architectures import member_start_probs, n_members, predict_scores
 from ..assets import assets_root
 from ..capture import CAPTURED_GROUPS, CaptureRequest
-from ..errors import Errors, Warnings, check_numbers
+from ..errors import Errors, Warnings, check_numbers, check_threshold
 from ..families import n_layers_heads
 from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, spec_of
 from ..loading import CONFIGS, known_config
@@ -214,8 +214,8 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         scorer: Optional[Callable] = None,
     ) -> None:
         for value in (threshold, threshold_no_punct, threshold_unmarked):
-            if value is not None and not 0.0 < value <= 1.0:
-                raise ValueError(Errors.E010.format(value=value))
+            if value is not None:
+                check_threshold(value)
         if scorer is None:
             scorer = registry.scorers.get("spacy.senter_scorer.v1")()
         super().__init__(nlp.vocab, model, name, overwrite=overwrite, scorer=scorer)
