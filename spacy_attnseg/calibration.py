@@ -23,7 +23,7 @@ from spacy.training import Example
 from tqdm import tqdm
 
 from .capture import CaptureRequest
-from .errors import Errors
+from .errors import Errors, is_whole_number
 from .sentences import (
     candidate_mask,
     column_scores,
@@ -339,7 +339,10 @@ def calibrate_segmenter(
     component: Any, examples: Iterable[Example], *, max_heads: int = 4
 ) -> CalibrationResult:
     """Calibrate ``component`` on examples with gold sentence boundaries (E009 where
-    they hold no sentence start inside a document)."""
+    they hold no sentence start inside a document), summing at most ``max_heads`` heads
+    of a layer (a whole number of at least 1, or E015)."""
+    if not is_whole_number(max_heads):
+        raise ValueError(Errors.E015.format(key="max_heads", value=max_heads, least=1))
     examples = list(examples)
     problem = calibration_problem(examples)
     if problem:

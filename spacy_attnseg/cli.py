@@ -888,6 +888,12 @@ def calibrate_cli(
 
     if data.suffix not in (".conllu", ".spacy") or not data.is_file():
         raise typer.BadParameter(Errors.E114.format(path=data))
+    if not is_whole_number(max_heads):
+        raise typer.BadParameter(
+            Errors.E113.format(
+                option="--max-heads", value=max_heads, allowed="a whole number of at least 1"
+            )
+        )
     for directory in (output_dir, save_pipeline):
         _check_output(directory, directory=True)
     overrides: Dict[str, Any] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, List, Sequence
 
@@ -252,7 +253,14 @@ def test_calibration_needs_sentence_starts_inside_documents() -> None:
         nlp.initialize(lambda: single)
     assert {k: segmenter.cfg[k] for k in before} == before
     # documents of several sentences still calibrate (test_calibration_on_ewt_dev)
-    assert len(calibrate_segmenter(segmenter, to_spacy_examples(nlp, documents)).trail)
+    examples = to_spacy_examples(nlp, documents)
+    assert len(calibrate_segmenter(segmenter, examples).trail)
+    # at most max_heads heads a layer, a whole number of at least 1 (0 summed one head)
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(ValueError, match=re.escape(f"[E015] Invalid `max_heads` {bad!r}:")):
+            calibrate_segmenter(segmenter, examples, max_heads=bad)
+    result = calibrate_segmenter(segmenter, examples, max_heads=1)
+    assert all(len(step["heads"]) == 1 for step in result.trail)
 
 
 def test_best_threshold_prefers_a_plateau_to_a_spike() -> None:

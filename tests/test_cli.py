@@ -462,6 +462,8 @@ def test_output_is_utf8_whatever_the_locale_encoding(encoding: str, tmp_path: Pa
         (["segment", "tests"], "[E117] Cannot open the input tests: Is a directory"),
         (["calibrate", "data/sample.txt", "out"], "[E114] Cannot read gold sentences from"),
         (["calibrate", "no/such.conllu", "out"], "[E114] Cannot read gold sentences from no/"),
+        # (0 summed one head, after the whole calibration)
+        (["calibrate", DEV, "out", "--max-heads", "0"], "[E113] --max-heads cannot be 0: use a"),
         (["chunk", "data/sample.txt", "--penalty", "nan"], "[E020] Invalid `segment_penalty` nan"),
         # (a NaN or infinite threshold stopped in spaCy's config, E961, with a dump of it)
         (["pairs", "data/sample.txt", "--threshold", "nan"], "[E010] Invalid `threshold` nan"),
