@@ -1,6 +1,7 @@
 """Registered functions that locate models, and loading a pipeline from a dir or config."""
 
 import importlib
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple, Union
@@ -110,6 +111,8 @@ def load_pipeline(
     components keep the settings and weights the config gives).
     """
     model = "default" if model is None else model
+    if not isinstance(model, (str, os.PathLike)):
+        raise TypeError(Errors.E014.format(path=model, names=", ".join(PIPELINES)))
     given = dict(overrides or {})
     settings = given
     if isinstance(model, str) and model in PIPELINES:

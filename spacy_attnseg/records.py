@@ -9,6 +9,7 @@ process (:func:`pipe_records`, :func:`chunks`) or from the workers of
 import bisect
 import functools
 import json
+import os
 import re
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
@@ -244,14 +245,27 @@ def chunk_sizer(nlp: Language, tokenizer: Any = None) -> Optional[ChunkSizer]:
     return ChunkSizer(tokenizer, int(segmenter.cfg.get("max_tokens") or 0))
 
 
-@functools.lru_cache(maxsize=4)
-def load_tokenizer(name: str) -> Any:
+def tokenizer_name(name: Any) -> str:
+    """``name``, a tokenizer's folder or cache name, as text: a str as it is, a path
+    (``os.PathLike``) as its text; E136 for any other value."""
+    if not isinstance(name, (str, os.PathLike)):
+        reason = f"it is {type(name).__name__}, not the text or path of a folder"
+        raise TypeError(Errors.E136.format(name=name, reason=reason))
+    return os.fspath(name)
+
+
+def load_tokenizer(name: Union[str, "os.PathLike[str]"]) -> Any:
     """The fast Hugging Face tokenizer in the folder ``name`` (or of that name in the
     Hugging Face cache; nothing is downloaded), to count and cut chunks in the tokens of
     another model than the pipeline's (the embedding model the chunks are for), loaded
     once per process (a :class:`ChunkSizer` adapts it as it does the pipeline's). E136
     where it cannot be loaded or is not a fast tokenizer (one without character offsets
     cannot cut a chunk)."""
+    return _load_tokenizer(tokenizer_name(name))
+
+
+@functools.lru_cache(maxsize=4)
+def _load_tokenizer(name: str) -> Any:
     from transformers import AutoTokenizer
 
     path = Path(name).expanduser()
@@ -631,7 +645,11 @@ def pipe_records(
 
 
 def chunks(
-    nlp: Language, texts: Iterable[Item], *, batch_size: int = 8, tokenizer: str = ""
+    nlp: Language,
+    texts: Iterable[Item],
+    *,
+    batch_size: int = 8,
+    tokenizer: Union[str, "os.PathLike[str]", None] = "",
 ) -> Iterator[Dict[str, Any]]:
     """Topic chunks for retrieval: the records that ``python -m spacy_attnseg chunk``
     writes, ``{"doc", "chunk", "text", "start", "end", "n_tokens", "n_sents", "score"}``
@@ -643,15 +661,16 @@ def chunks(
     ``CHARACTERS_PER_WORDPIECE``, is read in parts (``chunk_parts``), each a Doc of its
     own. ``nlp`` needs an ``attn_segmenter`` with topic segments (E016).
 
-    tokenizer: the folder (or Hugging Face cache name) of another model's fast tokenizer,
-    that of the embedding model the chunks are for: ``max_tokens`` and ``"n_tokens"``
-    then count its tokens (without special tokens), and a chunk it reads as more is cut
-    at sentence starts where it can (``load_tokenizer``; E136 where it cannot be
-    loaded)."""
+    tokenizer: the folder (a str or a path) or Hugging Face cache name of another
+    model's fast tokenizer, that of the embedding model the chunks are for (None or "":
+    the pipeline's): ``max_tokens`` and ``"n_tokens"`` then count its tokens (without
+    special tokens), and a chunk it reads as more is cut at sentence starts where it
+    can (``load_tokenizer``; E136 where it cannot be loaded)."""
     if isinstance(texts, str):
         raise TypeError(Errors.E118)
     if not segments_key(nlp):
         raise ValueError(Errors.E016.format(pipe_names=nlp.pipe_names))
-    if tokenizer:
-        load_tokenizer(tokenizer)  # (E136 before any text is read)
-    return pipe_records(nlp, texts, "chunks", batch_size=batch_size, tokenizer=tokenizer)
+    name = "" if tokenizer is None else tokenizer_name(tokenizer)
+    if name:
+        load_tokenizer(name)  # (E136 before any text is read)
+    return pipe_records(nlp, texts, "chunks", batch_size=batch_size, tokenizer=name)

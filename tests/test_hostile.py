@@ -438,6 +438,9 @@ def test_corrupt_or_missing_pipeline_is_a_coded_error(tmp_path: Path) -> None:
         load_pipeline(tmp_path / "bad.cfg")
     with pytest.raises(ValueError, match=r"\[E014\]"):
         load_pipeline(tmp_path / "missing")
+    for bad in (123, ["default"]):  # (a bare TypeError of pathlib's, before)
+        with pytest.raises(TypeError, match=r"^\[E014\] Cannot read the model '(123|\['default)"):
+            load_pipeline(bad)  # type: ignore[arg-type]
     assert Errors.E022.startswith("[E022]")
 
 

@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
@@ -1367,6 +1368,14 @@ def test_chunks_count_and_cut_in_another_tokenizer(tiny_model_dir: Any, tmp_path
     for name, reason in ((str(path), "it is a file"), (str(tmp_path / "gone"), "no such folder")):
         with pytest.raises(ValueError, match=f"E136.*: {reason}"):
             spacy_attnseg.chunks(nlp, [text], tokenizer=name)
+    # a path as a path (one that is missing stopped with an AttributeError), None as ""
+    assert list(spacy_attnseg.chunks(nlp, [text], tokenizer=Path(own))) == stock
+    assert list(spacy_attnseg.chunks(nlp, [text], tokenizer=None)) == stock
+    for gone in (tmp_path / "gone", Path("gone") / "tokenizer"):
+        with pytest.raises(ValueError, match=r"^\[E136\] Cannot count chunks with the tokenizer"):
+            spacy_attnseg.chunks(nlp, [text], tokenizer=gone)
+    with pytest.raises(TypeError, match=r"^\[E136\] .* 5: it is int, not the text or path"):
+        spacy_attnseg.chunks(nlp, [text], tokenizer=5)  # type: ignore[arg-type]
     result = run_cli(["chunk", str(path), "--tokenizer", str(missing), "-q"])
     assert result.returncode == 2 and "[E136]" in result.stderr
     assert "Traceback" not in result.stderr
