@@ -216,7 +216,7 @@ class Errors:
         "standard input."
     )
     E118 = (
-        "[E118] chunks() takes an iterable of texts (or of (text, meta) pairs), not one "
+        "[E118] {function} takes an iterable of texts (or of (text, meta) pairs), not one "
         "string, which it would read as one document per character: pass [text]."
     )
     E119 = (

@@ -667,7 +667,7 @@ def chunks(
     special tokens), and a chunk it reads as more is cut at sentence starts where it
     can (``load_tokenizer``; E136 where it cannot be loaded)."""
     if isinstance(texts, str):
-        raise TypeError(Errors.E118)
+        raise TypeError(Errors.E118.format(function="chunks()"))
     if not segments_key(nlp):
         raise ValueError(Errors.E016.format(pipe_names=nlp.pipe_names))
     name = "" if tokenizer is None else tokenizer_name(tokenizer)

@@ -223,6 +223,8 @@ def run(
     ``size`` and ``workers`` are Python ints of at least 1, or E015.
     on_done: called with the number of documents of each finished partition.
     """
+    if isinstance(texts, str):
+        raise TypeError(Errors.E118.format(function="scale.run()"))
     if engine not in ENGINES:
         raise ValueError(Errors.E024.format(value=engine, values=ENGINES))
     for key, value in (("size", size), ("workers", workers)):

@@ -153,6 +153,9 @@ def test_job_rejects_unknown_values() -> None:
         with pytest.raises(ValueError, match=r"^\[E113\] batch_size / threads cannot be"):
             Job(model="default", output="chunks", threads=size)
     job = Job(model="default", output="chunks")
+    # one string is no iterable of texts (it ran a document per character)
+    with pytest.raises(TypeError, match=r"^\[E118\] scale.run\(\) takes an iterable of texts"):
+        next(run("One. Two.", job))
     for value in (0, "16", 2.5, numpy.int64(16), True):
         # checked before any partition is cut or any engine is imported
         with pytest.raises(ValueError, match=r"^\[E015\] Invalid `size` "):
