@@ -1204,7 +1204,9 @@ def line_rules(
     starts on a number after the abbreviation that numbers it
     (``TokenClasses.numbered``: ``"former World No. | 1, who was"``; so a reply
     ``"No."`` before a sentence that opens with a digit joins it, rarer in edited text
-    than a numbered reference); with ``paragraph_breaks``, in a text with one sentence
+    than a numbered reference), nor on the first word of a dialogue tag
+    (``dialogue_tags``: ``"Who is there?" | she asked``); with ``paragraph_breaks``, in
+    a text with one sentence
     per line the first token after every line break starts one (``lines_end_sentences``)
     and so does every line that opens a list item (``list_lines_start_sentences``); a
     list marker (``"2."``) is not a sentence by itself (``join_list_markers``); with
@@ -1214,7 +1216,8 @@ def line_rules(
     (``tags_open_lines``); no sentence starts inside a long run of characters without
     white space (``runs_hold_no_start``). Some of these read the starts they are given,
     so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
-    starts = numpy.where(classes.numbered, 0, starts).astype(starts.dtype)
+    held = classes.numbered | dialogue_tags(doc, classes)
+    starts = numpy.where(held, 0, starts).astype(starts.dtype)
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
@@ -1223,6 +1226,28 @@ def line_rules(
         starts = blocks_hold_one(doc, starts, classes)
     starts = tags_open_lines(doc, quotes_open_lines(doc, starts))
     return runs_hold_no_start(doc, starts)
+
+
+def dialogue_tags(doc: Doc, classes: TokenClasses) -> numpy.ndarray:
+    """For every token, whether it is the first word of a dialogue tag: a word that
+    opens with a lowercase letter after a question or exclamation mark and the closing
+    quote attached to it, with at most white space of the same line between
+    (``"Who is there?" she asked``, ``'Stop!' said Tom``): the quoted question ends
+    inside the sentence that the tag goes on with."""
+    out = numpy.zeros(len(doc), dtype=bool)
+    if "?" not in doc.text and "!" not in doc.text:
+        return out
+    space = classes.space.tolist()
+    closing = doc.to_array(IS_QUOTE).astype(bool) & classes.continues
+    for before in numpy.flatnonzero(closing[1:]).tolist():  # (the token before a quote)
+        if not doc[before].text.endswith(("?", "!")):
+            continue
+        i = before + 2
+        while i < len(doc) and space[i] and "\n" not in doc[i].text:
+            i += 1
+        if i < len(doc):
+            out[i] = doc[i].text[:1].islower()
+    return out
 
 
 def tags_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
