@@ -1570,14 +1570,17 @@ def test_hard_wrapped_lines_are_not_sentences() -> None:
 def test_layout_starts_punctuation(doc: Any) -> None:
     # a start predicted on punctuation that ends the sentence before it (here on every
     # token of TEXT) moves to the token that next_starts gives after that punctuation;
-    # a start after an opening bracket or quote (2 '"', 13 "(", 18 '"', 28 "“") moves onto it
+    # a start after an opening bracket or quote (2 '"', 13 "(", 18 '"', 28 "“") moves onto it;
+    # none is on the dialogue tag after a quoted question (22 "she" of '"Why?" she asked')
     every = numpy.ones(len(doc), dtype=bool)
     out = layout_starts(doc, every, paragraph_breaks=True)
     closing = [4, 5, 9, 10, 12, 16, 17, 20, 21, 24, 25, 27, 30, 31]
     after_opening = [3, 14, 19, 29]
-    assert numpy.flatnonzero(~out).tolist() == sorted(closing + after_opening)
+    tag = 22
+    assert doc[tag].text == "she"
+    assert numpy.flatnonzero(~out).tolist() == sorted(closing + after_opening + [tag])
     nxt = next_starts(doc)
-    assert all(out[nxt[i]] for i in closing if nxt[i] < len(doc))
+    assert all(out[nxt[i]] for i in closing if nxt[i] < len(doc) and nxt[i] != tag)
     assert all(out[i - 1] for i in after_opening)
     words = numpy.zeros(len(doc), dtype="int32")
     words[after_opening] = 1
