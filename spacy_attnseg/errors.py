@@ -471,9 +471,9 @@ def check_numbers(where: str, function: Callable[..., Any], given: Mapping[str, 
     hints = typing.get_type_hints(function)
     for key, value in given.items():
         kind = number_kind(hints.get(key))
-        items = value if isinstance(value, (list, tuple)) else [value]
         if not kind:
             continue
+        items = value if isinstance(value, (list, tuple)) else [value]
         if any(isinstance(item, str) for item in items):
             example = str(value)
             if isinstance(value, (list, tuple)):

@@ -1206,11 +1206,11 @@ def line_rules(
     ``"No."`` before a sentence that opens with a digit joins it, rarer in edited text
     than a numbered reference), nor on the first word of a dialogue tag
     (``dialogue_tags``: ``"Who is there?" | she asked``); with ``paragraph_breaks``, in
-    a text with one sentence
-    per line the first token after every line break starts one (``lines_end_sentences``)
-    and so does every line that opens a list item (``list_lines_start_sentences``); a
-    list marker (``"2."``) is not a sentence by itself (``join_list_markers``); with
-    ``paragraph_breaks``, a code block, a heading or a table is one sentence
+    a text with one sentence per line the first token after every line break starts one
+    (``lines_end_sentences``) and so does every line that opens a list item
+    (``list_lines_start_sentences``); a list marker (``"2."``) is not a sentence by
+    itself (``join_list_markers``); with ``paragraph_breaks``, a code block, a heading
+    or a table is one sentence
     (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
     (``quotes_open_lines``), and so do the markup tags that open a line
     (``tags_open_lines``); no sentence starts inside a long run of characters without
