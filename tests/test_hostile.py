@@ -503,6 +503,14 @@ ARCHITECTURES = {
 }
 
 
+#: every number setting of the architectures, with the text of one
+ARCHITECTURE_NUMBERS = [
+    (name, key, text)
+    for name, function in ARCHITECTURES.items()
+    for key, text in number_settings(function)
+]
+
+
 def test_every_number_setting_is_found() -> None:
     """The settings below are all the factories' and architectures' numbers: a hint the
     table lacks would leave a setting out of the test after it."""
@@ -543,14 +551,7 @@ def test_a_number_given_as_text_is_named(factory: str, key: str, text: Any) -> N
         nlp.add_pipe(factory, config={key: number})
 
 
-@pytest.mark.parametrize(
-    "architecture,key,text",
-    [
-        (name, key, text)
-        for name, function in ARCHITECTURES.items()
-        for key, text in number_settings(function)
-    ],
-)
+@pytest.mark.parametrize("architecture,key,text", ARCHITECTURE_NUMBERS)
 def test_an_architecture_number_given_as_text_is_named(
     architecture: str, key: str, text: Any
 ) -> None:
@@ -566,14 +567,7 @@ def test_an_architecture_number_given_as_text_is_named(
     )
 
 
-@pytest.mark.parametrize(
-    "architecture,key,text",
-    [
-        (name, key, text)
-        for name, function in ARCHITECTURES.items()
-        for key, text in number_settings(function)
-    ],
-)
+@pytest.mark.parametrize("architecture,key,text", ARCHITECTURE_NUMBERS)
 def test_an_architecture_number_given_as_a_bool_is_named(
     architecture: str, key: str, text: Any
 ) -> None:
