@@ -300,21 +300,20 @@ def _read_records(handle: Input, key: str = TEXT_KEY) -> Iterator[Tuple[str, Dic
     array (its first character other than white space is "["; read whole): each an
     object with a string field ``key``, or a string, a document's text (``_record``)."""
     lines = enumerate(handle, start=1)
-    first = True
+    read = False  # (a document yet: W007 where none)
     for number, line in lines:
         if not line.strip():
             continue
-        if first and line.lstrip().startswith("["):
+        if not read and line.lstrip().startswith("["):
             items = _json_array(line + "".join(rest for _, rest in lines), key)
             for index, item in enumerate(items, start=1):
+                read = True
                 yield _record(item, f"Item {index} of the input's JSON array", key)
-            if not items:
-                typer.echo(Warnings.W007.format(path=handle.name), err=True)
-            return
-        first = False
+            break
+        read = True
         where = f"Line {number} of the input"
         yield _record(_json(line, where, key), where, key)
-    if first:
+    if not read:
         typer.echo(Warnings.W007.format(path=handle.name), err=True)
 
 
@@ -396,13 +395,12 @@ def _engine_options(
     return {"engine": engine, "workers": workers, "address": scheduler, "size": partition_size}
 
 
-def _check_batch_size(batch_size: int) -> None:
-    """E113 for a ``--batch-size`` under 1, before any model loads."""
-    if not is_whole_number(batch_size):
+def _check_count(option: str, value: int) -> None:
+    """E113 for a count option (``--batch-size``, ``--max-pairs``, ``--max-heads``)
+    under 1, before any model loads."""
+    if not is_whole_number(value):
         raise typer.BadParameter(
-            Errors.E113.format(
-                option="--batch-size", value=batch_size, allowed="a whole number of at least 1"
-            )
+            Errors.E113.format(option=option, value=value, allowed="a whole number of at least 1")
         )
 
 
@@ -518,7 +516,7 @@ def segment_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
-    _check_batch_size(batch_size)
+    _check_count("--batch-size", batch_size)
     options = _engine_options(engine, workers, scheduler, partition_size)
     if format == "text" and (output is not None or engine):
         raise typer.BadParameter(
@@ -671,7 +669,7 @@ def chunk_cli(
     """
     from .scale import Job, job_pipeline
 
-    _check_batch_size(batch_size)
+    _check_count("--batch-size", batch_size)
     options = _engine_options(engine, workers, scheduler, partition_size)
     overrides: Dict[str, Any] = {
         "components.attn_segmenter.max_tokens": max_tokens,
@@ -747,7 +745,7 @@ def pairs_cli(
         raise typer.BadParameter(
             Errors.E113.format(option="--format", value=format, allowed="'text' or 'jsonl'")
         )
-    _check_batch_size(batch_size)
+    _check_count("--batch-size", batch_size)
     _check_threshold(threshold)
     handle = _open_input(input)
     nlp = load_pipeline(model)
@@ -818,10 +816,7 @@ def view_cli(
     from .loading import load_pipeline
     from .view import head_view_html
 
-    if not is_whole_number(max_pairs):
-        raise typer.BadParameter(
-            Errors.E113.format(option="--max-pairs", value=max_pairs, allowed="at least 1")
-        )
+    _check_count("--max-pairs", max_pairs)
     _check_threshold(threshold)
     _check_output(output, directory=False)
     handle = _open_input(input)
@@ -888,12 +883,7 @@ def calibrate_cli(
 
     if data.suffix not in (".conllu", ".spacy") or not data.is_file():
         raise typer.BadParameter(Errors.E114.format(path=data))
-    if not is_whole_number(max_heads):
-        raise typer.BadParameter(
-            Errors.E113.format(
-                option="--max-heads", value=max_heads, allowed="a whole number of at least 1"
-            )
-        )
+    _check_count("--max-heads", max_heads)
     for directory in (output_dir, save_pipeline):
         _check_output(directory, directory=True)
     overrides: Dict[str, Any] = {}

@@ -475,9 +475,8 @@ def check_numbers(where: str, function: Callable[..., Any], given: Mapping[str, 
             continue
         items = value if isinstance(value, (list, tuple)) else [value]
         if any(isinstance(item, str) for item in items):
-            example = str(value)
-            if isinstance(value, (list, tuple)):
-                example = "[" + ", ".join(str(item) for item in value) + "]"
+            listed = isinstance(value, (list, tuple))
+            example = "[" + ", ".join(map(str, value)) + "]" if listed else str(value)
             raise ValueError(
                 Errors.E145.format(key=key, where=where, value=value, kind=kind, example=example)
             )

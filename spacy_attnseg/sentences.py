@@ -1232,8 +1232,8 @@ def dialogue_tags(doc: Doc, classes: TokenClasses) -> numpy.ndarray:
     """For every token, whether it is the first word of a dialogue tag: a word that
     opens with a lowercase letter after a question or exclamation mark and the closing
     quote attached to it, with at most white space of the same line between
-    (``"Who is there?" she asked``, ``'Stop!' said Tom``): the quoted question ends
-    inside the sentence that the tag goes on with."""
+    (``"Who is there?" she asked``, ``'Stop!' said Tom``): the quoted question or
+    exclamation ends inside the sentence that the tag goes on with."""
     out = numpy.zeros(len(doc), dtype=bool)
     if "?" not in doc.text and "!" not in doc.text:
         return out
