@@ -139,7 +139,8 @@ DELETED = re.compile("[" + SPACES_DELETED + "]")
 class ChunkSizer:
     """Counts a chunk's wordpieces as the model's tokenizer reads its text alone (what
     an embedding model reads; the pass's own count may differ: a token longer than the
-    model reads was truncated, a wordpiece shared by two tokens counts for both), and
+    model reads was truncated, and a chunk that starts or ends inside a word reads it
+    alone as more wordpieces), and
     cuts a chunk over ``max_tokens`` at wordpiece boundaries (a Span cannot end inside
     a token; a chunk's text can). ``tokenizer`` is made to read ``SPACES_DELETED`` as
     the pass does (``read_spaces_as_spaces``), so a count does not depend on whether a
@@ -320,7 +321,7 @@ def chunk_records(
         end = spans[i + 1].start_char if i + 1 < len(spans) else len(text)
         starts = [t.idx for t in span if t.is_sent_start]
         if sizer is None:
-            pieces = [(start, end, int(sizes[span.start : span.end].sum()))]
+            pieces = [(start, end, sizes.span(span.start, span.end))]
         else:
             cuts = [s - start for s in starts]
             pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(text[start:end], cuts)]

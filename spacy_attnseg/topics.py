@@ -74,7 +74,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy
 
 from .markup import number_shape
-from .windows import aligned_rows, group_sums
+from .windows import WordpieceCounts, aligned_rows, group_sums
 
 METHODS = ("partition", "texttiling")
 SCALES = ("noise", "unit")
@@ -581,21 +581,28 @@ def enforce_limits(
 
 
 def split_tokens(
-    sizes: numpy.ndarray, max_tokens: int, lines: Optional[numpy.ndarray] = None
+    sizes: numpy.ndarray,
+    max_tokens: int,
+    lines: Optional[numpy.ndarray] = None,
+    inside: Optional[numpy.ndarray] = None,
 ) -> List[int]:
     """Offsets (in tokens, 0 excluded) that cut a run of tokens with wordpiece ``sizes``
     into pieces of at most ``max_tokens`` wordpieces (a single token longer than that
     stays whole: it cannot be cut). With ``lines`` (True where a token starts a line), a
-    piece ends before the last line start that fits, where it has one."""
+    piece ends before the last line start that fits, where it has one. With ``inside``
+    (``WordpieceCounts.inside``), a piece that starts at a token where it is 1 reads one
+    wordpiece more, the one that token shares with the token before it."""
     values = numpy.asarray(sizes).tolist()
     starts_line = [False] * len(values) if lines is None else numpy.asarray(lines).tolist()
+    extra = [0] * len(values) if inside is None else numpy.asarray(inside).tolist()
     cuts: List[int] = []
-    piece, total, line = 0, 0, -1  # where the piece starts, its size, its last line start
+    # where the piece starts, its size, its last line start
+    piece, total, line = 0, extra[0] if values else 0, -1
     for i, size in enumerate(values):
-        while total + size > max_tokens and total > 0:
+        while total + size > max_tokens and total > extra[piece]:
             cut = line if line > piece else i
             cuts.append(cut)
-            piece, total = cut, sum(values[cut:i])
+            piece, total = cut, extra[cut] + sum(values[cut:i])
             line = max((j for j in range(cut + 1, i) if starts_line[j]), default=-1)
         if starts_line[i] and i > piece:
             line = i
@@ -605,14 +612,14 @@ def split_tokens(
 
 def long_sentence_pieces(
     starts: numpy.ndarray,
-    sizes: numpy.ndarray,
+    sizes: WordpieceCounts,
     long_sentence_tokens: int,
     piece_tokens: int,
     starts_line: Optional[Callable[[int], bool]] = None,
     is_word: Optional[Callable[[int], bool]] = None,
 ) -> numpy.ndarray:
     """The units of segmentation: ``starts`` (True where a token starts a sentence) with
-    every sentence of more than ``long_sentence_tokens`` wordpieces (token ``sizes``) cut into
+    every sentence of more than ``long_sentence_tokens`` wordpieces (``sizes``) cut into
     pieces of at most ``piece_tokens`` (``split_tokens``), as TextTiling reads text in
     pseudo-sentences. Text without punctuation can be one sentence for a pipeline whose
     sentences come from punctuation; its pieces give the partition something to
@@ -628,11 +635,12 @@ def long_sentence_pieces(
         return units
     bounds = [*numpy.flatnonzero(units).tolist(), len(units)]
     for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        if sizes[start:end].sum() <= long_sentence_tokens or (
+        if sizes.span(start, end) <= long_sentence_tokens or (
             starts_line is not None and any(starts_line(i) for i in range(start + 1, end))
         ):
             continue
-        pieces = [start, *(start + cut for cut in split_tokens(sizes[start:end], piece_tokens))]
+        cuts = split_tokens(sizes.counts[start:end], piece_tokens, inside=sizes.inside[start:end])
+        pieces = [start, *(start + cut for cut in cuts)]
         worded = [
             is_word is None or any(is_word(i) for i in range(a, b))
             for a, b in zip(pieces, [*pieces[1:], end], strict=True)

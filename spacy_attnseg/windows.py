@@ -6,7 +6,7 @@ span several wordpieces of a window and, where windows overlap, appear in severa
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, Tuple, cast
+from typing import Any, List, NamedTuple, Optional, Tuple, cast
 
 import numpy
 from thinc.api import NumpyOps, get_array_module, to_numpy
@@ -159,17 +159,46 @@ def wordpiece_tokens(align: Ragged, n_windows: int, length: int) -> numpy.ndarra
     return out.reshape((n_windows, length))
 
 
-def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> numpy.ndarray:
-    """How many wordpieces each token has (counted in the first window that holds it;
-    0 for tokens without wordpieces)."""
-    out = numpy.zeros(n_tokens, dtype="int64")
+class WordpieceCounts(NamedTuple):
+    """The model's wordpieces per token of a Doc, in the first window that holds the
+    token. ``counts``: the wordpieces a token holds that no earlier token holds (a
+    wordpiece that several tokens share, as ``"don"`` for spaCy's ``do`` and ``n't``, or
+    one ``[UNK]`` for a run of emoji, counts for the first of them), so they sum to the
+    wordpieces of the text. ``inside``: 1 where a token's first wordpiece is also an
+    earlier token's, so that a span starting at it reads that wordpiece as well
+    (``span``)."""
+
+    counts: numpy.ndarray
+    inside: numpy.ndarray
+
+    def span(self, start: int, end: int) -> int:
+        """The wordpieces of the tokens ``start`` to ``end``."""
+        if end <= start:
+            return 0
+        return int(self.counts[start:end].sum() + self.inside[start])
+
+
+def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> WordpieceCounts:
+    """:class:`WordpieceCounts` of ``n_tokens`` tokens from their alignment (0 for tokens
+    without wordpieces)."""
+    counts = numpy.zeros(n_tokens, dtype="int64")
+    inside = numpy.zeros(n_tokens, dtype="int64")
     rows, seg_lengths, seg_tokens = _segments(align, length)
     if len(rows) == 0:
-        return out
+        return WordpieceCounts(counts, inside)
+    row_tokens = numpy.repeat(seg_tokens, seg_lengths)
+    # the first token that holds each row (rows are sorted by token, so of the writes to
+    # a row in reverse order the first token's comes last)
+    owner = numpy.full(int(rows.max()) + 1, -1, dtype="int64")
+    owner[rows[::-1]] = row_tokens[::-1]
+    owned = (owner[rows] == row_tokens).astype("int64")
+    seg_starts = numpy.concatenate([[0], numpy.cumsum(seg_lengths)[:-1]])
     first = numpy.ones(len(seg_tokens), dtype=bool)
     first[1:] = seg_tokens[1:] != seg_tokens[:-1]
-    out[seg_tokens[first]] = seg_lengths[first]
-    return out
+    tokens = seg_tokens[first]
+    counts[tokens] = numpy.add.reduceat(owned, seg_starts)[first]
+    inside[tokens] = owner[rows[seg_starts[first]]] < tokens
+    return WordpieceCounts(counts, inside)
 
 
 # the key under which a Hugging Face tokenizer records that it gave its too-long warning
@@ -265,12 +294,13 @@ class FittedSpans:
         return pieces
 
 
-def doc_wordpiece_counts(doc: Any) -> numpy.ndarray:
-    """Model wordpieces per token of a Doc annotated by spacy-transformers (0 for every
+def doc_wordpiece_counts(doc: Any) -> WordpieceCounts:
+    """:class:`WordpieceCounts` of a Doc annotated by spacy-transformers (0 for every
     token without wordpieces)."""
     trf_data = getattr(doc._, "trf_data", None)
     if trf_data is None or trf_data.wordpieces.input_ids.size == 0:
-        return numpy.zeros(len(doc), dtype="int64")
+        zeros = numpy.zeros(len(doc), dtype="int64")
+        return WordpieceCounts(zeros, zeros.copy())
     length = int(trf_data.wordpieces.input_ids.shape[1])
     return token_wordpiece_counts(trf_data.align, length, len(doc))
 

@@ -23,7 +23,7 @@ from spacy_attnseg import load_pipeline, topics
 from spacy_attnseg.capture import HIDDEN, LOCAL
 from spacy_attnseg.gold import read_conllu_paragraphs
 from spacy_attnseg.sentences import MARKED_HEADING, PLAIN_HEADING, lead_ins
-from spacy_attnseg.windows import doc_wordpiece_counts
+from spacy_attnseg.windows import WordpieceCounts, doc_wordpiece_counts
 
 # zero, or far from the denormal range (where a norm clamp, not the rule, decides)
 floats = st.one_of(st.just(0.0), st.floats(0.125, 1), st.floats(-1, -0.125))
@@ -284,27 +284,40 @@ def test_a_target_count_gives_at_most_that_many_segments(
 
 @settings(max_examples=80, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 20), st.booleans()), min_size=1, max_size=50),
+    st.lists(st.tuples(st.integers(0, 20), st.booleans(), st.booleans()), min_size=1, max_size=50),
     st.integers(1, 30),
     st.booleans(),
+    st.booleans(),
 )
-def test_split_tokens(tokens: List[Any], max_tokens: int, use_lines: bool) -> None:
-    sizes = [size for size, _ in tokens]
-    lines = [line for _, line in tokens] if use_lines else [False] * len(tokens)
+def test_split_tokens(
+    tokens: List[Any], max_tokens: int, use_lines: bool, use_inside: bool
+) -> None:
+    sizes = [size for size, _, _ in tokens]
+    lines = [line for _, line, _ in tokens] if use_lines else [False] * len(tokens)
+    # 1 where a piece that starts at the token reads a wordpiece it shares with the one
+    # before (``WordpieceCounts.inside``)
+    inside = [int(shared) for _, _, shared in tokens] if use_inside else [0] * len(tokens)
     cuts = topics.split_tokens(
-        numpy.array(sizes, dtype="int64"), max_tokens, numpy.array(lines) if use_lines else None
+        numpy.array(sizes, dtype="int64"),
+        max_tokens,
+        numpy.array(lines) if use_lines else None,
+        numpy.array(inside) if use_inside else None,
     )
+
+    def count(a: int, b: int) -> int:
+        return inside[a] + sum(sizes[a:b])
+
     bounds = [0] + cuts + [len(sizes)]
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         assert b > a
         # a piece over the cap is one token with wordpieces (and whitespace before it)
-        assert sum(sizes[a:b]) <= max_tokens or sum(1 for x in sizes[a:b] if x) == 1
+        assert count(a, b) <= max_tokens or sum(1 for x in sizes[a:b] if x) == 1
         # a cut falls where a line starts, unless the piece it ends has no line start
         assert b == len(sizes) or lines[b] or not any(lines[a + 1 : b])
     if not use_lines:
         # without lines: the greedy cut, each piece as long as the cap allows
         for a, b in zip(bounds[:-1], bounds[1:-1], strict=False):
-            assert sum(sizes[a : b + 1]) > max_tokens
+            assert count(a, b + 1) > max_tokens
 
 
 @settings(max_examples=80, deadline=None)
@@ -328,7 +341,7 @@ def test_long_sentences_are_read_in_pieces(
     worded_tokens = [draw < words for _, _, draw in tokens]
     units = topics.long_sentence_pieces(
         starts,
-        sizes,
+        WordpieceCounts(sizes, numpy.zeros_like(sizes)),
         long_tokens,
         piece_tokens,
         lines.__getitem__ if use_lines else None,
@@ -1212,7 +1225,24 @@ def test_max_tokens_caps_every_segment(minilm_nlp: Any) -> None:
     doc = nlp(" ".join(PIECES) + " " + "word " * 60)
     sizes = doc_wordpiece_counts(doc)
     for span in doc.spans["attn_segments"]:
-        assert sizes[span.start : span.end].sum() <= 24 or len(span) == 1
+        assert sizes.span(span.start, span.end) <= 24 or len(span) == 1
+
+
+def test_max_tokens_counts_a_shared_wordpiece_once() -> None:
+    """A run of emoji is one ``[UNK]`` wordpiece to the model but a token per emoji to
+    spaCy: under ``max_tokens`` it stays one segment, and a text of many such runs is cut
+    only as its wordpieces need."""
+    nlp = load_pipeline("attention", overrides={"components.attn_segmenter.max_tokens": 24})
+    tokenizer = nlp.get_pipe("transformer").model.tokenizer
+    doc = nlp("😂" * 200)
+    assert len(doc) == 200 and len(doc.spans["attn_segments"]) == 1
+    # 12 wordpieces a sentence to the model (19 if each token counted all it touches),
+    # so two sentences fit in each segment
+    sentence = "I don't know 😂😂😂😂😂😂 and they're here."
+    assert len(tokenizer.tokenize(sentence)) == 12
+    doc = nlp(" ".join([sentence] * 12))
+    spans = list(doc.spans["attn_segments"])
+    assert [len(tokenizer.tokenize(span.text)) for span in spans] == [24] * 6
 
 
 def test_text_without_punctuation_is_segmented_in_pieces(minilm_nlp: Any) -> None:
@@ -1227,11 +1257,13 @@ def test_text_without_punctuation_is_segmented_in_pieces(minilm_nlp: Any) -> Non
     doc = minilm_nlp(document.text)
     assert len(list(doc.sents)) == 1
     # the pieces, each as long as the cap allows (16 wordpieces, the default)
-    piece_starts, total = [0], 0
-    for i, size in enumerate(doc_wordpiece_counts(doc).tolist()):
-        if total + size > topics.PIECE and total > 0:
+    # (a piece that starts inside a wordpiece, after "did" of "didn't", reads it too)
+    sizes = doc_wordpiece_counts(doc)
+    piece_starts, total = [0], int(sizes.inside[0])
+    for i, size in enumerate(sizes.counts.tolist()):
+        if total + size > topics.PIECE and total > sizes.inside[piece_starts[-1]]:
             piece_starts.append(i)
-            total = 0
+            total = int(sizes.inside[i])
         total += size
     starts = [span.start for span in doc.spans["attn_segments"]]
     assert len(starts) > 5 and set(starts) <= set(piece_starts)

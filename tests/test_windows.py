@@ -13,8 +13,10 @@ from thinc.types import Ragged
 from spacy_attnseg import windows
 from spacy_attnseg.windows import (
     TokenPooling,
+    doc_wordpiece_counts,
     group_sums,
     token_values,
+    token_wordpiece_counts,
     window_length,
     wordpiece_tokens,
 )
@@ -144,6 +146,47 @@ def test_wordpiece_tokens_hand_example() -> None:
         [3, 4, 4, 5, -1],
         [4, 5, -1, -1, -1],
     ]
+
+
+def test_token_wordpiece_counts_hand_example() -> None:
+    """A wordpiece that several tokens share counts for the first of them, and a span
+    that starts at a later one reads it too; a token counts in its first window."""
+    rows = [
+        [1],  # t0 "do" ...
+        [1, 2, 3],  # t1 "n't": "don" (shared with t0), "'", "t"
+        [],  # t2 whitespace
+        [4],  # t3, t4, t5: three emoji that the model reads as one [UNK]
+        [4],
+        [4],
+    ]
+    sizes = token_wordpiece_counts(ragged(rows), 5, len(rows))
+    assert sizes.counts.tolist() == [1, 2, 0, 1, 0, 0]
+    assert sizes.inside.tolist() == [0, 1, 0, 0, 1, 1]
+    spans = [(0, 2), (1, 2), (3, 6), (4, 6), (5, 6), (2, 3)]
+    assert [sizes.span(a, b) for a, b in spans] == [3, 3, 1, 1, 1, 0]
+    assert sizes.span(0, 6) == 4 and sizes.span(3, 3) == 0
+    # over overlapping windows: each token in its first window
+    overlapping = token_wordpiece_counts(ragged(HAND_ROWS), 5, len(HAND_ROWS))
+    assert overlapping.counts.tolist() == [1, 2, 0, 1, 1, 1, 0]
+    assert overlapping.inside.tolist() == [0] * len(HAND_ROWS)
+
+
+def test_span_wordpieces_are_what_the_tokenizer_reads(minilm_nlp: Any) -> None:
+    """Over several windows of real text with contractions and runs of emoji (tokens
+    that share wordpieces), every span's count is what the model's tokenizer reads in
+    the span's text alone."""
+    text = " ".join(
+        f"I don't know {i}, you can't say 😂😂😂 and they're here ★★ #{i} too." for i in range(30)
+    )
+    doc = minilm_nlp(text)
+    assert doc._.trf_data.wordpieces.input_ids.shape[0] > 1  # several windows
+    tokenizer = minilm_nlp.get_pipe("transformer").model.tokenizer
+    sizes = doc_wordpiece_counts(doc)
+    assert int(sizes.counts.sum()) == len(tokenizer.tokenize(text))
+    assert sizes.inside.sum() >= 90  # "n't", "'re" and the later emoji of each run
+    for a in range(len(doc)):
+        for b in range(a + 1, min(a + 8, len(doc)) + 1):
+            assert sizes.span(a, b) == len(tokenizer.tokenize(doc[a:b].text)), doc[a:b]
 
 
 def test_real_alignment(minilm_nlp: Any, sample_text: str) -> None:

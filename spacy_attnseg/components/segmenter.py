@@ -52,7 +52,7 @@ from ..sentences import (
     validate_candidates,
 )
 from ..spans import SEGMENT, set_scored_spans, set_sentence_spans
-from ..windows import aligned_rows, doc_wordpiece_counts, token_values
+from ..windows import WordpieceCounts, aligned_rows, doc_wordpiece_counts, token_values
 from .base import AttentionPipe, install_score_extensions
 
 PAPER = "paper"
@@ -576,7 +576,7 @@ class AttnSegmenter(AttentionPipe):
             min_sents=cfg["min_sents"],
             n_paragraphs=int(paragraph_first.sum()) if cfg["segment_paragraphs"] else 1,
             max_sents=cfg["max_sents"],
-            n_wordpieces=int(token_sizes.sum()),
+            n_wordpieces=int(token_sizes.counts.sum()),
             max_tokens=cfg["max_tokens"],
             n_breaks=int(breaks[1:].sum()) if breaks is not None else 0,
         ):
@@ -603,7 +603,11 @@ class AttnSegmenter(AttentionPipe):
             means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
-        sent_sizes = numpy.bincount(sentence_of_token, weights=token_sizes, minlength=n_sents)
+        # (a sentence that starts inside a wordpiece reads it too)
+        sent_sizes = (
+            numpy.bincount(sentence_of_token, weights=token_sizes.counts, minlength=n_sents)
+            + token_sizes.inside[sent_starts]
+        )
         # a sentence that leads into the next line ("Expected output:") heads what that
         # line holds, and a paragraph there continues its own
         leading = lead_ins(texts, headings)
@@ -656,7 +660,7 @@ class AttnSegmenter(AttentionPipe):
             zip(token_bounds[:-1], token_bounds[1:], strict=True), seg_scores, strict=True
         ):
             cuts = [start]
-            if cfg["max_tokens"] and token_sizes[start:end].sum() > cfg["max_tokens"]:
+            if cfg["max_tokens"] and token_sizes.span(start, end) > cfg["max_tokens"]:
                 lines = numpy.array([starts_line(doc, i) for i in range(start, end)])
                 # a piece starts at a line, not inside a quoted cell of a table's row
                 first = doc[start - 1].idx if start else 0  # (the line break before it)
@@ -667,16 +671,19 @@ class AttnSegmenter(AttentionPipe):
                 while k + 1 < n_sents and heads[k] and sent_starts[k + 1] < end:
                     k += 1
                 lines[: int(sent_starts[k]) - start + 1] = False
-                cuts += [
-                    start + c
-                    for c in topics.split_tokens(token_sizes[start:end], cfg["max_tokens"], lines)
-                ]
+                pieces = topics.split_tokens(
+                    token_sizes.counts[start:end],
+                    cfg["max_tokens"],
+                    lines,
+                    token_sizes.inside[start:end],
+                )
+                cuts += [start + c for c in pieces]
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
         return segments
 
     def unit_starts(
-        self, doc: Doc, starts: numpy.ndarray, token_sizes: numpy.ndarray
+        self, doc: Doc, starts: numpy.ndarray, token_sizes: WordpieceCounts
     ) -> numpy.ndarray:
         """First tokens of the units that ``topic_segments`` partitions: the sentences
         ``starts`` (True where a token starts one), each longer than
