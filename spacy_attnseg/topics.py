@@ -591,7 +591,7 @@ def split_tokens(
     stays whole: it cannot be cut). With ``lines`` (True where a token starts a line), a
     piece ends before the last line start that fits, where it has one. With ``inside``
     (``WordpieceCounts.inside``), a piece that starts at a token where it is 1 reads one
-    wordpiece more, the one that token shares with the token before it."""
+    wordpiece more, the one that token shares with a token before it."""
     values = numpy.asarray(sizes).tolist()
     starts_line = [False] * len(values) if lines is None else numpy.asarray(lines).tolist()
     extra = [0] * len(values) if inside is None else numpy.asarray(inside).tolist()
