@@ -581,20 +581,16 @@ def enforce_limits(
 
 
 def split_tokens(
-    sizes: numpy.ndarray,
-    max_tokens: int,
-    lines: Optional[numpy.ndarray] = None,
-    inside: Optional[numpy.ndarray] = None,
+    sizes: WordpieceCounts, max_tokens: int, lines: Optional[numpy.ndarray] = None
 ) -> List[int]:
     """Offsets (in tokens, 0 excluded) that cut a run of tokens with wordpiece ``sizes``
     into pieces of at most ``max_tokens`` wordpieces (a single token longer than that
-    stays whole: it cannot be cut). With ``lines`` (True where a token starts a line), a
-    piece ends before the last line start that fits, where it has one. With ``inside``
-    (``WordpieceCounts.inside``), a piece that starts at a token where it is 1 reads one
-    wordpiece more, the one that token shares with a token before it."""
-    values = numpy.asarray(sizes).tolist()
+    stays whole: it cannot be cut; a piece that starts inside a wordpiece reads it too,
+    ``WordpieceCounts.span``). With ``lines`` (True where a token starts a line), a
+    piece ends before the last line start that fits, where it has one."""
+    values = numpy.asarray(sizes.counts).tolist()
+    extra = numpy.asarray(sizes.inside).tolist()
     starts_line = [False] * len(values) if lines is None else numpy.asarray(lines).tolist()
-    extra = [0] * len(values) if inside is None else numpy.asarray(inside).tolist()
     cuts: List[int] = []
     # where the piece starts, its size, its last line start
     piece, total, line = 0, extra[0] if values else 0, -1
@@ -639,8 +635,10 @@ def long_sentence_pieces(
             starts_line is not None and any(starts_line(i) for i in range(start + 1, end))
         ):
             continue
-        cuts = split_tokens(sizes.counts[start:end], piece_tokens, inside=sizes.inside[start:end])
-        pieces = [start, *(start + cut for cut in cuts)]
+        pieces = [
+            start,
+            *(start + cut for cut in split_tokens(sizes.part(start, end), piece_tokens)),
+        ]
         worded = [
             is_word is None or any(is_word(i) for i in range(a, b))
             for a, b in zip(pieces, [*pieces[1:], end], strict=True)

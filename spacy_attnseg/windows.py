@@ -177,6 +177,10 @@ class WordpieceCounts(NamedTuple):
             return 0
         return int(self.counts[start:end].sum() + self.inside[start])
 
+    def part(self, start: int, end: int) -> "WordpieceCounts":
+        """The counts of the tokens ``start`` to ``end``."""
+        return WordpieceCounts(self.counts[start:end], self.inside[start:end])
+
 
 def token_wordpiece_counts(align: Ragged, length: int, n_tokens: int) -> WordpieceCounts:
     """:class:`WordpieceCounts` of ``n_tokens`` tokens from their alignment (0 for tokens

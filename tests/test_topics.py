@@ -298,10 +298,9 @@ def test_split_tokens(
     # before (``WordpieceCounts.inside``)
     inside = [int(shared) for _, _, shared in tokens] if use_inside else [0] * len(tokens)
     cuts = topics.split_tokens(
-        numpy.array(sizes, dtype="int64"),
+        WordpieceCounts(numpy.array(sizes, dtype="int64"), numpy.array(inside, dtype="int64")),
         max_tokens,
         numpy.array(lines) if use_lines else None,
-        numpy.array(inside) if use_inside else None,
     )
 
     def count(a: int, b: int) -> int:

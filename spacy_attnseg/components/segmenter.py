@@ -671,12 +671,7 @@ class AttnSegmenter(AttentionPipe):
                 while k + 1 < n_sents and heads[k] and sent_starts[k + 1] < end:
                     k += 1
                 lines[: int(sent_starts[k]) - start + 1] = False
-                pieces = topics.split_tokens(
-                    token_sizes.counts[start:end],
-                    cfg["max_tokens"],
-                    lines,
-                    token_sizes.inside[start:end],
-                )
+                pieces = topics.split_tokens(token_sizes.part(start, end), cfg["max_tokens"], lines)
                 cuts += [start + c for c in pieces]
             for i, (a, b) in enumerate(zip(cuts, cuts[1:] + [end], strict=True)):
                 segments.append((a, b, round(float(score), 6) if i == 0 else 0.0))
