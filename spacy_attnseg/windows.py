@@ -177,6 +177,14 @@ class WordpieceCounts(NamedTuple):
             return 0
         return int(self.counts[start:end].sum() + self.inside[start])
 
+    def runs(self, starts: numpy.ndarray) -> numpy.ndarray:
+        """The wordpieces of each run of tokens from one of ``starts`` (ascending, the
+        first 0) to the next or the end: ``span`` of each run, in one pass."""
+        starts = numpy.asarray(starts, dtype="int64")
+        if len(starts) == 0:
+            return numpy.zeros(0, dtype="int64")
+        return numpy.add.reduceat(self.counts, starts) + self.inside[starts]
+
     def part(self, start: int, end: int) -> "WordpieceCounts":
         """The counts of the tokens ``start`` to ``end``."""
         return WordpieceCounts(self.counts[start:end], self.inside[start:end])

@@ -165,6 +165,10 @@ def test_token_wordpiece_counts_hand_example() -> None:
     spans = [(0, 2), (1, 2), (3, 6), (4, 6), (5, 6), (2, 3)]
     assert [sizes.span(a, b) for a, b in spans] == [3, 3, 1, 1, 1, 0]
     assert sizes.span(0, 6) == 4 and sizes.span(3, 3) == 0
+    # runs from each start to the next: the span of each
+    assert sizes.runs(numpy.array([0, 1, 4, 5])).tolist() == [1, 4, 1, 1]
+    assert sizes.runs(numpy.array([0, 3])).tolist() == [sizes.span(0, 3), sizes.span(3, 6)]
+    assert sizes.runs(numpy.array([], dtype="int64")).tolist() == []
     # over overlapping windows: each token in its first window
     overlapping = token_wordpiece_counts(ragged(HAND_ROWS), 5, len(HAND_ROWS))
     assert overlapping.counts.tolist() == [1, 2, 0, 1, 1, 1, 0]
@@ -187,6 +191,11 @@ def test_span_wordpieces_are_what_the_tokenizer_reads(minilm_nlp: Any) -> None:
     for a in range(len(doc)):
         for b in range(a + 1, min(a + 8, len(doc)) + 1):
             assert sizes.span(a, b) == len(tokenizer.tokenize(doc[a:b].text)), doc[a:b]
+    starts = numpy.array([0, *range(3, len(doc), 5)])
+    bounds = [*starts.tolist(), len(doc)]
+    runs = zip(bounds[:-1], bounds[1:], strict=True)
+    expected = [len(tokenizer.tokenize(doc[a:b].text)) for a, b in runs]
+    assert sizes.runs(starts).tolist() == expected
 
 
 def test_real_alignment(minilm_nlp: Any, sample_text: str) -> None:

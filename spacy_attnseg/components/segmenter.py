@@ -603,11 +603,7 @@ class AttnSegmenter(AttentionPipe):
             means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
-        # (a sentence that starts inside a wordpiece reads it too)
-        sent_sizes = (
-            numpy.bincount(sentence_of_token, weights=token_sizes.counts, minlength=n_sents)
-            + token_sizes.inside[sent_starts]
-        )
+        sent_sizes = token_sizes.runs(sent_starts)
         # a sentence that leads into the next line ("Expected output:") heads what that
         # line holds, and a paragraph there continues its own
         leading = lead_ins(texts, headings)
