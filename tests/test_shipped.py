@@ -434,6 +434,35 @@ def test_add_pipe_senter_takes_the_shipped_weights_of_a_known_model(
         numpy.testing.assert_array_equal(value, expected[key])
 
 
+def test_settings_of_the_config_outlast_the_shipped_weights(
+    default_nlp: Language, tmp_path: Path
+) -> None:
+    """The shipped weights bring their thresholds only where the config leaves one at
+    its default: a threshold the config sets, ``paragraph_breaks`` and the transformer's
+    name stay the config's through ``initialize``, saving and loading, and the starts
+    are the tokens whose P(S) reaches the configured threshold."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", name="trf", source=default_nlp)
+    settings = {"transformer": "trf", "threshold_no_punct": 0.6, "paragraph_breaks": False}
+    nlp.add_pipe("attn_senter", config=settings)
+    nlp.initialize()
+    shipped = default_nlp.get_pipe("attn_senter")
+    text = "User must be able to export the report as a PDF file from the dashboard"
+    for loaded in (nlp, spacy.load(nlp.to_disk(tmp_path / "nlp") or tmp_path / "nlp")):
+        senter = loaded.get_pipe("attn_senter")
+        assert (senter.cfg["transformer"], senter.cfg["paragraph_breaks"]) == ("trf", False)
+        assert senter.threshold == shipped.threshold == 0.4  # left at its default: shipped
+        assert senter.threshold_no_punct == 0.6 != shipped.threshold_no_punct
+        doc = loaded(text)
+        starts = [t.i for t in doc if t.is_sent_start and t.i > 0]
+        assert starts == [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.6]
+    # the same text through the default pipeline (0.225 without final punctuation) is
+    # split where P(S) reaches that: the setting decides, not the weights
+    doc = default_nlp(text)
+    low = [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.225]
+    assert [t.i for t in doc if t.is_sent_start and t.i > 0] == low != starts
+
+
 def test_add_pipe_senter_warns_without_weights(tiny_model_dir: Any) -> None:
     # six layers, so that the default features' layers 1-4 exist
     nlp = transformer_only_nlp(tiny_model_dir("bert", num_hidden_layers=6))

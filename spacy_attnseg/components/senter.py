@@ -127,6 +127,16 @@ def install_start_scores() -> None:
     install_score_extensions("start_scores", "start_score")
 
 
+#: The thresholds' factory defaults. Trained weights come with the thresholds they were
+#: tuned with (``to_disk`` writes them beside the model); ``load_weights`` takes those
+#: for every threshold the config leaves at its default here.
+DEFAULT_THRESHOLDS: Dict[str, Optional[float]] = {
+    "threshold": 0.25,
+    "threshold_no_punct": None,
+    "threshold_unmarked": None,
+}
+
+
 @Language.factory(
     "attn_senter",
     requires=["doc._.trf_data"],
@@ -134,9 +144,7 @@ def install_start_scores() -> None:
     default_config={
         "model": DEFAULT_MODEL,
         "transformer": "transformer",
-        "threshold": 0.25,
-        "threshold_no_punct": None,
-        "threshold_unmarked": None,
+        **DEFAULT_THRESHOLDS,
         "paragraph_breaks": True,
         "overwrite": False,
         "scorer": {"@scorers": "spacy.senter_scorer.v1"},
@@ -432,8 +440,9 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         With ``weights`` (a folder written by this component's ``to_disk``, e.g. the
         trained weights that ship with the package: ``spacy-attnseg.shipped_senter.v1``
         in ``[initialize.components.attn_senter]``), the model and thresholds are read
-        from there instead; the model's architecture must be the one they were trained
-        with (E107).
+        from there instead (a threshold that the config sets to other than its default
+        keeps the config's value, as every other setting does; ``load_weights``); the
+        model's architecture must be the one they were trained with (E107).
 
         The transformer must have weights: in ``spacy train`` a frozen transformer is not
         initialized, so the config adds the ``spacy-attnseg.initialize_frozen.v1``
@@ -481,14 +490,21 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         return None
 
     def load_weights(self, path: Path) -> None:
-        """Read trained weights and thresholds written by ``to_disk`` (E107 when they do
-        not fit this component's model)."""
+        """Read trained weights written by ``to_disk`` (E107 when they do not fit this
+        component's model), with the thresholds they were tuned with where this
+        component's config leaves a threshold at its default (``DEFAULT_THRESHOLDS``).
+        Every other setting (the transformer's name, ``paragraph_breaks``,
+        ``overwrite``) stays as the config gives it."""
         if not (path / "model").exists():
             raise ValueError(Errors.E107.format(path=path, reason="it holds no 'model' file"))
+        configured = dict(self.cfg)
         try:
             self.from_disk(path, exclude=["vocab"])
         except ValueError as error:  # thinc: shapes or layers that do not match
             raise ValueError(Errors.E107.format(path=path, reason=error)) from None
+        for key, value in configured.items():
+            if key not in DEFAULT_THRESHOLDS or value != DEFAULT_THRESHOLDS[key]:
+                self.cfg[key] = value
 
     # -- serialization ----------------------------------------------------------------
 
