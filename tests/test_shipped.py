@@ -439,8 +439,9 @@ def test_settings_of_the_config_outlast_the_shipped_weights(
 ) -> None:
     """The shipped weights bring their thresholds only where the config leaves one at
     its default: a threshold the config sets, ``paragraph_breaks`` and the transformer's
-    name stay the config's through ``initialize``, saving and loading, and the starts
-    are the tokens whose P(S) reaches the configured threshold."""
+    name stay the config's through ``initialize``, saving and loading (where a setting
+    given to ``spacy.load`` wins), and the starts are the tokens whose P(S) reaches the
+    configured threshold."""
     nlp = spacy.blank("en")
     nlp.add_pipe("transformer", name="trf", source=default_nlp)
     settings = {"transformer": "trf", "threshold_no_punct": 0.6, "paragraph_breaks": False}
@@ -456,6 +457,12 @@ def test_settings_of_the_config_outlast_the_shipped_weights(
         doc = loaded(text)
         starts = [t.i for t in doc if t.is_sent_start and t.i > 0]
         assert starts == [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.6]
+    # a setting given when a saved pipeline is loaded wins over the saved one, as it does
+    # for attn_segmenter
+    override = {"components": {"attn_senter": {"threshold_no_punct": 0.3}}}
+    assert spacy.load(tmp_path / "nlp", config=override).get_pipe("attn_senter").cfg[
+        "threshold_no_punct"
+    ] == pytest.approx(0.3)
     # the same text through the default pipeline (0.225 without final punctuation) is
     # split where P(S) reaches that: the setting decides, not the weights
     doc = default_nlp(text)

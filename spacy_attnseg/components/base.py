@@ -111,6 +111,21 @@ class CaptureReader:
     _trf: Any
     _nlp_ref: Optional[PipelineRef] = None
 
+    def _overridden_settings(self, config_path: Path) -> Dict[str, Any]:
+        """Settings the component was built with that differ from the pipeline's saved
+        config: ``spacy.load(DIR, config={...})`` overrides, which must win over the
+        saved state."""
+        if not config_path.exists():
+            return {}
+        saved = util.load_config(config_path, interpolate=False)
+        section = saved.get("components", {}).get(self.name, {})
+        built = getattr(self, "config_cfg", {})
+        return {
+            key: value
+            for key, value in built.items()
+            if key in section and section[key] != value and key in self.cfg
+        }
+
     def checked_batch_size(self, batch_size: int) -> int:
         """``batch_size`` for ``pipe``, where it is an int of at least 1; else E129 (spaCy's
         ``minibatch`` makes no batch of fewer, and the transformer before would pass on
@@ -246,21 +261,6 @@ class AttentionPipe(CaptureReader, Pipe):
         self.cfg.update(overridden)
         self.install_capture()
         return self
-
-    def _overridden_settings(self, config_path: Path) -> Dict[str, Any]:
-        """Settings the component was built with that differ from the pipeline's saved
-        config: ``spacy.load(DIR, config={...})`` overrides, which must win over the
-        saved state."""
-        if not config_path.exists():
-            return {}
-        saved = util.load_config(config_path, interpolate=False)
-        section = saved.get("components", {}).get(self.name, {})
-        built = getattr(self, "config_cfg", {})
-        return {
-            key: value
-            for key, value in built.items()
-            if key in section and section[key] != value and key in self.cfg
-        }
 
     def update_settings(self, settings: Dict[str, Any]) -> None:
         """Change settings (e.g. calibrated ones) in the component and in its pipeline's

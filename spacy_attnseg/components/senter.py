@@ -15,6 +15,7 @@ skips frozen components, and only an annotating one still sets ``doc._.trf_data`
 training docs.
 """
 
+import json
 import re
 import warnings
 from itertools import islice
@@ -240,6 +241,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
                 "paragraph_breaks": bool(paragraph_breaks),
             }
         )
+        self.config_cfg = dict(self.cfg)
         install_start_scores()
         self.attach(nlp)
         self.install_capture()
@@ -497,14 +499,15 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         ``overwrite``) stays as the config gives it."""
         if not (path / "model").exists():
             raise ValueError(Errors.E107.format(path=path, reason="it holds no 'model' file"))
-        configured = dict(self.cfg)
+        settings = path / "cfg"
+        trained = json.loads(settings.read_text("utf8")) if settings.exists() else {}
         try:
-            self.from_disk(path, exclude=["vocab"])
+            self.from_disk(path, exclude=["vocab", "cfg"])
         except ValueError as error:  # thinc: shapes or layers that do not match
             raise ValueError(Errors.E107.format(path=path, reason=error)) from None
-        for key, value in configured.items():
-            if key not in DEFAULT_THRESHOLDS or value != DEFAULT_THRESHOLDS[key]:
-                self.cfg[key] = value
+        for key, default in DEFAULT_THRESHOLDS.items():
+            if key in trained and self.cfg.get(key) == default:
+                self.cfg[key] = trained[key]
 
     # -- serialization ----------------------------------------------------------------
 
@@ -516,7 +519,12 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     def from_disk(
         self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
     ) -> "AttnSenter":
+        """The saved model and settings, but a setting the component was built with
+        that differs from the pipeline's saved config (``spacy.load(DIR, config=...)``)
+        wins over the saved one."""
+        overridden = self._overridden_settings(Path(path).parent / "config.cfg")
         super().from_disk(path, exclude=exclude)
+        self.cfg.update(overridden)
         self.install_capture()
         return self
 
