@@ -412,8 +412,12 @@ SEPARATORS = {
     "hard-wrapped without blank lines": "\n",
     "indented paragraphs": "\n",
     "Markdown": "\n\n",
+    "transcript": "\n",
 }
 LAYOUTS = tuple(SEPARATORS)
+# layouts whose lines are utterances: each line's first token starts a sentence, as a
+# speech recognizer's segments would give them (the text has no punctuation to say so)
+LINE_STARTS = ("transcript",)
 WIKITEXT_TEST = ROOT / "data" / "wikitext-2" / "wiki.test.raw"
 # a fenced code block, after every CODE_EVERY-th paragraph of a Markdown page
 CODE_BLOCK = "```python\nfor line in open(path):\n    print(line.strip())\n```"
@@ -431,11 +435,17 @@ def layout_article(layout: str, article: Any) -> str:
     lines, or as a Markdown page
     (``# title``, ``## heading``s, every ``LIST_EVERY``-th paragraph a bulleted list of
     its sentences whose wrapped lines are indented, a fenced code block after every
-    ``CODE_EVERY``-th)."""
+    ``CODE_EVERY``-th), or as a ``transcript``: the whole article on one line, lower case
+    without punctuation (``topic_eval.spoken``), so that each of its sentences is a line
+    of thousands of characters."""
     if layout not in SEPARATORS:
         raise ValueError(f"unknown layout {layout!r}: choose from {LAYOUTS}")
     separator = SEPARATORS[layout]
     paragraphs = [p for section in article.sections for p in section]
+    if layout == "transcript":
+        from .topic_eval import spoken
+
+        return " ".join(spoken(p) for p in paragraphs)
     if layout in ("hard-wrapped", "hard-wrapped without blank lines"):
         paragraphs = [textwrap.fill(p, 72) for p in paragraphs]
     elif layout == "indented paragraphs":
@@ -470,12 +480,14 @@ def layout_text(layout: str, n_tokens: int) -> str:
 
     parts: List[str] = []
     words = 0
+    # WikiText averages about 1.2 spaCy tokens per whitespace-separated word; a
+    # transcript, without punctuation, about one
+    per_word = 1.0 if layout == "transcript" else 1.2
     for article in read_articles(WIKITEXT_TEST, readable=True):
         if words >= n_tokens:
             break
         parts.append(layout_article(layout, article))
-        # WikiText averages about 1.2 spaCy tokens per whitespace-separated word
-        words += int(len(parts[-1].split()) * 1.2)
+        words += int(len(parts[-1].split()) * per_word)
     if words < n_tokens:
         raise ValueError(f"WikiText-2 test holds about {words:,} tokens, not {n_tokens:,}")
     return SEPARATORS[layout].join(parts)
@@ -485,10 +497,11 @@ def layout_text(layout: str, n_tokens: int) -> str:
 LAYOUT_STEPS = ("sentences_s", "units_s", "records_s")
 
 
-def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
+def layout_seconds(nlp: Any, text: str, line_starts: bool = False) -> Dict[str, Any]:
     """Seconds of the rules that read a Doc's layout, on ``text`` (no model runs):
     the sentences (``sentences.unmarked_starts``, as ``attn_senter`` decides them, from
-    start probabilities of 0.9 after sentence-final punctuation and 0.02 elsewhere), the
+    start probabilities of 0.9 after sentence-final punctuation, and with
+    ``line_starts`` at every line's first token, and 0.02 elsewhere), the
     topic segments' units (paragraphs, headings, repeated sentences: what
     ``attn_segmenter`` reads before it partitions) and the records ``chunks`` writes
     (``records.chunk_records``) with a segment a sentence, the most there can be."""
@@ -499,7 +512,10 @@ def layout_seconds(nlp: Any, text: str) -> Dict[str, Any]:
     doc = nlp.make_doc(text)
     final = sentences.sentence_final(doc)
     probs = numpy.full(len(doc), 0.02)
+    probs[0] = 0.9  # (a Doc's first token starts its first sentence)
     probs[1:][final[:-1]] = 0.9
+    if line_starts:
+        probs[[t.i for t in doc if sentences.starts_line(doc, t.i)]] = 0.9
     start = time.perf_counter()
     starts = sentences.unmarked_starts(doc, probs, 0.5, 0.75, paragraph_breaks=True)
     middle = time.perf_counter()
@@ -541,7 +557,7 @@ def layout(output: Path, layouts: str, sizes: str, repeats: int) -> None:
     for name in chosen:
         for n in lengths:
             text = layout_text(name, n)
-            runs = [layout_seconds(nlp, text) for _ in range(repeats)]
+            runs = [layout_seconds(nlp, text, name in LINE_STARTS) for _ in range(repeats)]
             best = min(runs, key=lambda r: sum(r[step] for step in LAYOUT_STEPS))
             results[name][n] = best
             print(

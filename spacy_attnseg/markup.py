@@ -96,7 +96,7 @@ HEADING_MARK = re.compile(
     rf"|={{2,6}}[ \t]+[^\W\d_](?!{IN_LINE}*[.!:;,…]['\"”’)\]]*{LINE_ENDS_HERE})"
 )
 UNDERLINED = re.compile(
-    IN_LINE + r"*\S" + IN_LINE + "*" + NEXT_LINE + r"[ \t]*([=\-~^*#+])\1{2,}[ \t]*"
+    rf"[^\S{LINE_END_CHARS}]*\S{IN_LINE}*{NEXT_LINE}[ \t]*([=\-~^*#+])\1{{2,}}[ \t]*"
 )
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
 # A title over- and underlined as reStructuredText writes a page's title ("#####",

@@ -151,6 +151,10 @@ def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
             assert 1 < row["n_paragraphs"] <= written
             continue
         assert row["n_paragraphs"] == paragraphs, name
+    # a transcript: an article a line, each line a sentence (its utterance)
+    text = benchmark.layout_text("transcript", 1000)
+    assert results["transcript"]["1000"]["n_sentences"] == text.count("\n") + 1
+    assert text == text.lower() and "," not in text
     row = results["indented paragraphs"]["1000"]
     text = benchmark.layout_text("indented paragraphs", 1000)
     assert row["n_paragraphs"] == len([x for x in text.split("\n") if x.startswith("    ")])

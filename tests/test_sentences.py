@@ -17,6 +17,7 @@ import spacy
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from spacy_attnseg import markup
 from spacy_attnseg.markup import (
     delimited_tables,
     fenced_code,
@@ -696,6 +697,24 @@ def test_rest_directives_are_sentences(default_nlp: Any) -> None:
     assert text_blocks("He paused.. and then went on.") == []
     sents = [s.text.strip() for s in default_nlp(".. note::\n\n   This is a note.\n\nBack.").sents]
     assert sents == [".. note::", "This is a note.", "Back."]
+
+
+# UNDERLINED as the rule reads: any line with a character that is not white space, the
+# very next line a run of three or more of one adornment character
+UNDERLINED_AS_READ = re.compile(
+    f"{markup.IN_LINE}*\\S{markup.IN_LINE}*{markup.NEXT_LINE}[ \t]*([=\\-~^*#+])\\1{{2,}}[ \t]*"
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="aZ. \t\n\r\x0c\u2028=-~#", max_size=16))
+def test_underlined_matches_what_it_reads(text: str) -> None:
+    """``markup.UNDERLINED`` (written so that a line without a line break is read once,
+    not once per character: a long unpunctuated line took seconds) matches exactly the
+    texts its plain reading matches."""
+    assert (markup.UNDERLINED.fullmatch(text) is None) == (
+        UNDERLINED_AS_READ.fullmatch(text) is None
+    )
 
 
 def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
