@@ -110,7 +110,9 @@ OVERLINED = re.compile(
     + NEXT_LINE
     + r"[ \t]*\1{3,}[ \t]*"
 )
-MEDIAWIKI = re.compile(rf"(=(?: ?=){{0,5}}) ?[^={LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1")
+MEDIAWIKI = re.compile(
+    rf"(=(?: ?=){{0,5}}) ?[^\S{LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1"
+)
 # A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
 # more; what follows the run is an opening fence's info string, and holds no backtick
 # after backticks; AsciiDoc's ---- under a "[source]" or "[listing]" line), and the
@@ -510,6 +512,17 @@ PAGE_NUMBER = re.compile(
     rf"[ \t]*(?:(?:[Pp]age|[Pp]\.|[Pp]g\.?)[ \t]*)?[-–—]?[ \t]*(?:\d{{1,4}}|{ROMAN_PAGE})"
     r"[ \t]*[-–—]?(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?[ \t]*"
 )
+SPACES = re.compile(r"[ \t]+")
+
+
+def is_page_number(line: str) -> bool:
+    """Whether ``line`` is a page number as a footer or header writes one
+    (``PAGE_NUMBER``), read with each run of spaces and tabs as one space: the
+    pattern's runs of white space then take at most a character each, so that a line
+    of many spaces is read once, not once per way of sharing them out."""
+    return PAGE_NUMBER.fullmatch(SPACES.sub(" ", line)) is not None
+
+
 RUNNING_WORDS = 12
 MIN_RUNNING_PAGES = 3
 # the fewest lines of a page that has a footer or a header (a form feed after every
@@ -720,7 +733,7 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
         n_words = len(key.split())
         if not 0 < n_words <= RUNNING_WORDS:
             continue
-        if counts[key] >= MIN_RUNNING_PAGES or PAGE_NUMBER.fullmatch(text, a, b):
+        if counts[key] >= MIN_RUNNING_PAGES or is_page_number(text[a:b]):
             line = text[a:b]
             a, b = a + len(line) - len(line.lstrip()), b - len(line) + len(line.rstrip())
             (footers if footer else headers).append((a, b))

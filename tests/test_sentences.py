@@ -699,22 +699,38 @@ def test_rest_directives_are_sentences(default_nlp: Any) -> None:
     assert sents == [".. note::", "This is a note.", "Back."]
 
 
-# UNDERLINED as the rule reads: any line with a character that is not white space, the
-# very next line a run of three or more of one adornment character
-UNDERLINED_AS_READ = re.compile(
-    f"{markup.IN_LINE}*\\S{markup.IN_LINE}*{markup.NEXT_LINE}[ \t]*([=\\-~^*#+])\\1{{2,}}[ \t]*"
-)
+# Two patterns in their plain form, which reads a line without the closing part once
+# per character: UNDERLINED, any line with a character that is not white space, the very
+# next line a run of three or more of one adornment character; MEDIAWIKI, a run of one
+# to six "=", text without "=" that is not all white space, the same run
+AS_READ = {
+    "UNDERLINED": re.compile(
+        f"{markup.IN_LINE}*\\S{markup.IN_LINE}*{markup.NEXT_LINE}[ \t]*([=\\-~^*#+])\\1{{2,}}[ \t]*"
+    ),
+    "MEDIAWIKI": re.compile(
+        f"(=(?: ?=){{0,5}}) ?[^={markup.LINE_END_CHARS}]*[^=\\s][^={markup.LINE_END_CHARS}]*? ?\\1"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AS_READ))
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="aZ. \t\n\r\x0c\u2028=-~#", max_size=16))
+def test_line_patterns_match_what_they_read(name: str, text: str) -> None:
+    """``markup.UNDERLINED`` and ``markup.MEDIAWIKI``, written so that a long line is read
+    once, not once per character (a long line without punctuation took seconds), match
+    exactly the texts their plain forms match, with the same groups."""
+    found, plain = getattr(markup, name).fullmatch(text), AS_READ[name].fullmatch(text)
+    assert (found is None) == (plain is None)
+    assert found is None or plain is None or found.groups() == plain.groups()
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=st.text(alphabet="aZ. \t\n\r\x0c\u2028=-~#", max_size=16))
-def test_underlined_matches_what_it_reads(text: str) -> None:
-    """``markup.UNDERLINED`` (written so that a line without a line break is read once,
-    not once per character: a long unpunctuated line took seconds) matches exactly the
-    texts its plain reading matches."""
-    assert (markup.UNDERLINED.fullmatch(text) is None) == (
-        UNDERLINED_AS_READ.fullmatch(text) is None
-    )
+@given(line=st.text(alphabet="Pagep.g 0123ivx\t-–/of", max_size=14))
+def test_page_numbers_read_with_runs_of_spaces_as_one(line: str) -> None:
+    """``markup.is_page_number`` (the runs of spaces and tabs read as one space, so that
+    a line of many spaces is read once) says what ``PAGE_NUMBER`` says of the line."""
+    assert markup.is_page_number(line) == (markup.PAGE_NUMBER.fullmatch(line) is not None)
 
 
 def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
