@@ -508,21 +508,13 @@ CUE_LINES = re.compile(
 # aside, comes back at MIN_RUNNING_PAGES page breaks or more ("Annual Report 2023 | 12",
 # "Chapter 3. Methods")
 ROMAN_PAGE = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
+# (each run of spaces and tabs is one [ \t]* that only a dash, a word or a number ends,
+# never two side by side: a line of many spaces is read once, not once per way of
+# sharing them out)
 PAGE_NUMBER = re.compile(
-    rf"[ \t]*(?:(?:[Pp]age|[Pp]\.|[Pp]g\.?)[ \t]*)?[-–—]?[ \t]*(?:\d{{1,4}}|{ROMAN_PAGE})"
-    r"[ \t]*[-–—]?(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?[ \t]*"
+    rf"[ \t]*(?:(?:[Pp]age|[Pp]\.|[Pp]g\.?)[ \t]*)?(?:[-–—][ \t]*)?(?:\d{{1,4}}|{ROMAN_PAGE})"
+    r"(?:[ \t]*[-–—])?(?:[ \t]*(?:of|/)[ \t]*\d{1,4})?[ \t]*"
 )
-SPACES = re.compile(r"[ \t]+")
-
-
-def is_page_number(line: str) -> bool:
-    """Whether ``line`` is a page number as a footer or header writes one
-    (``PAGE_NUMBER``), read with each run of spaces and tabs as one space: the
-    pattern's runs of white space then take at most a character each, so that a line
-    of many spaces is read once, not once per way of sharing them out."""
-    return PAGE_NUMBER.fullmatch(SPACES.sub(" ", line)) is not None
-
-
 RUNNING_WORDS = 12
 MIN_RUNNING_PAGES = 3
 # the fewest lines of a page that has a footer or a header (a form feed after every
@@ -733,7 +725,7 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
         n_words = len(key.split())
         if not 0 < n_words <= RUNNING_WORDS:
             continue
-        if counts[key] >= MIN_RUNNING_PAGES or is_page_number(text[a:b]):
+        if counts[key] >= MIN_RUNNING_PAGES or PAGE_NUMBER.fullmatch(text, a, b):
             line = text[a:b]
             a, b = a + len(line) - len(line.lstrip()), b - len(line) + len(line.rstrip())
             (footers if footer else headers).append((a, b))

@@ -111,7 +111,7 @@ def test_gpu_check_counts_the_decisions_that_differ(tmp_path: Path) -> None:
     assert abs(changed["max_score_diff"] - 0.25) < 1e-6
 
 
-def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
+def test_layout_benchmark_reads_each_layout(tmp_path: Path, default_nlp: Any) -> None:
     """``scripts/benchmark.py layout``: one document per layout and length, of at least
     that many tokens, written in its layout (the paragraphs and headings the rules find
     are those the text was written with), and the report of every one."""
@@ -151,10 +151,17 @@ def test_layout_benchmark_reads_each_layout(tmp_path: Path) -> None:
             assert 1 < row["n_paragraphs"] <= written
             continue
         assert row["n_paragraphs"] == paragraphs, name
-    # a transcript: an article a line, each line a sentence (its utterance)
+    # a transcript: an article a line, lower case without punctuation, each line a
+    # sentence (its utterance) where the benchmark gives line starts, one sentence where
+    # it does not
     text = benchmark.layout_text("transcript", 1000)
     assert results["transcript"]["1000"]["n_sentences"] == text.count("\n") + 1
     assert text == text.lower() and "," not in text
+    text = benchmark.layout_text("transcript", 6000)
+    lines = text.count("\n") + 1
+    assert lines >= 3
+    assert benchmark.layout_seconds(default_nlp, text, line_starts=True)["n_sentences"] == lines
+    assert benchmark.layout_seconds(default_nlp, text)["n_sentences"] == 1
     row = results["indented paragraphs"]["1000"]
     text = benchmark.layout_text("indented paragraphs", 1000)
     assert row["n_paragraphs"] == len([x for x in text.split("\n") if x.startswith("    ")])

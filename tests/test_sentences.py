@@ -699,10 +699,12 @@ def test_rest_directives_are_sentences(default_nlp: Any) -> None:
     assert sents == [".. note::", "This is a note.", "Back."]
 
 
-# Two patterns in their plain form, which reads a line without the closing part once
-# per character: UNDERLINED, any line with a character that is not white space, the very
-# next line a run of three or more of one adornment character; MEDIAWIKI, a run of one
-# to six "=", text without "=" that is not all white space, the same run
+# Three patterns in their plain form, which reads a long line once per character (or
+# per way of sharing out its spaces), and the characters their texts are drawn from:
+# UNDERLINED, any line with a character that is not white space, the very next line a
+# run of three or more of one adornment character; MEDIAWIKI, a run of one to six "=",
+# text without "=" that is not all white space, the same run; PAGE_NUMBER, a footer's
+# "Page 3 of 10"
 AS_READ = {
     "UNDERLINED": re.compile(
         f"{markup.IN_LINE}*\\S{markup.IN_LINE}*{markup.NEXT_LINE}[ \t]*([=\\-~^*#+])\\1{{2,}}[ \t]*"
@@ -710,27 +712,30 @@ AS_READ = {
     "MEDIAWIKI": re.compile(
         f"(=(?: ?=){{0,5}}) ?[^={markup.LINE_END_CHARS}]*[^=\\s][^={markup.LINE_END_CHARS}]*? ?\\1"
     ),
+    "PAGE_NUMBER": re.compile(
+        "[ \t]*(?:(?:[Pp]age|[Pp]\\.|[Pp]g\\.?)[ \t]*)?[-–—]?[ \t]*"
+        f"(?:\\d{{1,4}}|{markup.ROMAN_PAGE})"
+        "[ \t]*[-–—]?(?:[ \t]*(?:of|/)[ \t]*\\d{1,4})?[ \t]*"
+    ),
+}
+ALPHABETS = {
+    "UNDERLINED": "aZ. \t\n\r\x0c\u2028=-~#",
+    "MEDIAWIKI": "aZ. \t\n\r\x0c\u2028=-~#",
+    "PAGE_NUMBER": "Pagep.g 0123ivx\t-–/of",
 }
 
 
 @pytest.mark.parametrize("name", sorted(AS_READ))
 @settings(max_examples=400, deadline=None)
-@given(text=st.text(alphabet="aZ. \t\n\r\x0c\u2028=-~#", max_size=16))
-def test_line_patterns_match_what_they_read(name: str, text: str) -> None:
-    """``markup.UNDERLINED`` and ``markup.MEDIAWIKI``, written so that a long line is read
-    once, not once per character (a long line without punctuation took seconds), match
+@given(data=st.data())
+def test_line_patterns_match_what_they_read(name: str, data: Any) -> None:
+    """``markup.UNDERLINED``, ``markup.MEDIAWIKI`` and ``markup.PAGE_NUMBER``, written so
+    that a long line is read once (a long line without punctuation took seconds), match
     exactly the texts their plain forms match, with the same groups."""
+    text = data.draw(st.text(alphabet=ALPHABETS[name], max_size=16))
     found, plain = getattr(markup, name).fullmatch(text), AS_READ[name].fullmatch(text)
     assert (found is None) == (plain is None)
     assert found is None or plain is None or found.groups() == plain.groups()
-
-
-@settings(max_examples=400, deadline=None)
-@given(line=st.text(alphabet="Pagep.g 0123ivx\t-–/of", max_size=14))
-def test_page_numbers_read_with_runs_of_spaces_as_one(line: str) -> None:
-    """``markup.is_page_number`` (the runs of spaces and tabs read as one space, so that
-    a line of many spaces is read once) says what ``PAGE_NUMBER`` says of the line."""
-    assert markup.is_page_number(line) == (markup.PAGE_NUMBER.fullmatch(line) is not None)
 
 
 def test_underlined_headings_are_sentences(default_nlp: Any) -> None:
