@@ -471,6 +471,35 @@ def test_settings_of_the_config_outlast_the_shipped_weights(
     assert [t.i for t in doc if t.is_sent_start and t.i > 0] == low != starts
 
 
+def test_the_thresholds_the_weights_bring_are_in_the_config(
+    default_nlp: Language, tmp_path: Path
+) -> None:
+    """``nlp.add_pipe("attn_senter")`` then ``initialize`` decides with the thresholds
+    saved beside the shipped weights, and ``nlp.config`` and the saved config.cfg say
+    so; loading with the factory's default threshold (0.25) is then an override that
+    decides."""
+    shipped = json.loads((shipped_path("minilm") / "cfg").read_text("utf8"))
+    keys = ("threshold", "threshold_no_punct", "threshold_unmarked")
+    assert shipped["threshold"] != 0.25
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", source=default_nlp)
+    nlp.add_pipe("attn_senter")
+    nlp.initialize()
+    senter = nlp.get_pipe("attn_senter")
+    expected = {key: shipped[key] for key in keys}
+    assert {key: senter.cfg[key] for key in keys} == expected
+    assert {key: nlp.config["components"]["attn_senter"][key] for key in keys} == expected
+    nlp.to_disk(tmp_path / "nlp")
+    saved = load_config(tmp_path / "nlp" / "config.cfg")["components"]["attn_senter"]
+    assert {key: saved[key] for key in keys} == expected
+    text = "The vote was close. Many members stayed home. The motion passed anyway."
+    loaded = spacy.load(tmp_path / "nlp", config={"components.attn_senter.threshold": 0.25})
+    assert loaded.get_pipe("attn_senter").threshold == 0.25
+    doc = loaded(text)
+    low = [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.25]
+    assert [t.i for t in doc if t.is_sent_start and t.i > 0] == low
+
+
 def test_add_pipe_senter_warns_without_weights(tiny_model_dir: Any) -> None:
     # six layers, so that the default features' layers 1-4 exist
     nlp = transformer_only_nlp(tiny_model_dir("bert", num_hidden_layers=6))

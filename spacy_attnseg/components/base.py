@@ -152,6 +152,16 @@ class CaptureReader:
             Errors.E001.format(name=self.cfg["transformer"], component=self.name, pipe_names=names)
         )
 
+    def update_settings(self, settings: Dict[str, Any]) -> None:
+        """Change settings (e.g. calibrated or trained ones) in the component and in its
+        pipeline's config, so that ``nlp.config``, ``to_disk`` and ``spacy.load`` agree
+        (a later ``spacy.load`` override is then told from the saved value)."""
+        self.cfg.update(settings)
+        self.config_cfg = {**getattr(self, "config_cfg", {}), **settings}
+        nlp = self._nlp_ref() if self._nlp_ref is not None else None
+        if nlp is not None and self.name in nlp.component_names:
+            nlp.get_pipe_config(self.name).update(settings)
+
     def transformer_pipe(self) -> Any:
         """The spacy-transformers component this component reads."""
         return self._trf
@@ -263,11 +273,5 @@ class AttentionPipe(CaptureReader, Pipe):
         return self
 
     def update_settings(self, settings: Dict[str, Any]) -> None:
-        """Change settings (e.g. calibrated ones) in the component and in its pipeline's
-        config, so that ``nlp.config``, ``to_disk`` and ``spacy.load`` agree."""
-        self.cfg.update(settings)
-        self.config_cfg = {**getattr(self, "config_cfg", {}), **settings}
-        nlp = self._nlp_ref() if self._nlp_ref is not None else None
-        if nlp is not None and self.name in nlp.component_names:
-            nlp.get_pipe_config(self.name).update(settings)
+        super().update_settings(settings)
         self.install_capture()

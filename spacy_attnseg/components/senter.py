@@ -290,7 +290,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     @property
     def threshold(self) -> float:
         # (rounded: the cfg file's JSON reader may add float noise, 0.575 -> 0.5750000000000001)
-        return round(float(self.cfg.get("threshold", 0.25)), 6)
+        return round(float(self.cfg["threshold"]), 6)
 
     @property
     def threshold_no_punct(self) -> float:
@@ -494,9 +494,10 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
     def load_weights(self, path: Path) -> None:
         """Read trained weights written by ``to_disk`` (E107 when they do not fit this
         component's model), with the thresholds they were tuned with where this
-        component's config leaves a threshold at its default (``DEFAULT_THRESHOLDS``).
-        Every other setting (the transformer's name, ``paragraph_breaks``,
-        ``overwrite``) stays as the config gives it."""
+        component's config leaves a threshold at its default (``DEFAULT_THRESHOLDS``),
+        written into the pipeline's config too (``update_settings``). Every other setting
+        (the transformer's name, ``paragraph_breaks``, ``overwrite``) stays as the config
+        gives it."""
         if not (path / "model").exists():
             raise ValueError(Errors.E107.format(path=path, reason="it holds no 'model' file"))
         settings = path / "cfg"
@@ -505,9 +506,13 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
             self.from_disk(path, exclude=["vocab", "cfg"])
         except ValueError as error:  # thinc: shapes or layers that do not match
             raise ValueError(Errors.E107.format(path=path, reason=error)) from None
-        for key, default in DEFAULT_THRESHOLDS.items():
-            if key in trained and self.cfg.get(key) == default:
-                self.cfg[key] = trained[key]
+        self.update_settings(
+            {
+                key: trained[key]
+                for key, default in DEFAULT_THRESHOLDS.items()
+                if key in trained and self.cfg.get(key) == default
+            }
+        )
 
     # -- serialization ----------------------------------------------------------------
 
