@@ -412,7 +412,6 @@ def tune_senter_thresholds(
     number of documents of each kind and the dev F1 at each."""
     import spacy
     from spacy.training import Corpus
-    from spacy.util import load_config
 
     from .features import lacks_final_punct
 
@@ -460,13 +459,13 @@ def tune_senter_thresholds(
     senter.cfg["threshold_unmarked"] = chosen["threshold_unmarked"]
     if best is not None:
         chosen["dev_f1"]["punct_unmarked"] = best[1]
+    # None: no documents of that kind (the value stays), or the unmarked-start rule off
+    senter.update_settings(
+        {
+            key: chosen[key]
+            for key in TUNED_KEYS
+            if chosen[key] is not None or key == "threshold_unmarked"
+        }
+    )
     nlp.to_disk(model_dir)
-    # nlp.config is a copy: write the chosen values into the saved config.cfg too
-    config_path = Path(model_dir) / "config.cfg"
-    config = load_config(config_path, interpolate=False)
-    for key in TUNED_KEYS:
-        # None: no documents of that kind (the value stays), or the unmarked-start rule off
-        if chosen[key] is not None or key == "threshold_unmarked":
-            config["components"][name][key] = chosen[key]
-    config.to_disk(config_path)
     return chosen

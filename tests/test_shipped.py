@@ -17,7 +17,7 @@ import numpy
 import pytest
 import spacy
 import torch
-from conftest import transformer_only_nlp
+from conftest import DATA, transformer_only_nlp
 from spacy.cli.evaluate import evaluate
 from spacy.language import Language
 from spacy.tokens import DocBin
@@ -498,6 +498,45 @@ def test_the_thresholds_the_weights_bring_are_in_the_config(
     doc = loaded(text)
     low = [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.25]
     assert [t.i for t in doc if t.is_sent_start and t.i > 0] == low
+
+
+def test_an_edit_of_a_saved_config_takes_effect(default_nlp: Language, tmp_path: Path) -> None:
+    """A setting changed in a saved pipeline's config.cfg (attn_senter's
+    ``threshold_no_punct``, attn_segmenter's ``max_tokens``) decides once the pipeline
+    is loaded, as ``nlp.config`` then says; a folder saved without the settings file
+    beside each component's state still lets a setting given to ``spacy.load`` win."""
+    default_nlp.to_disk(tmp_path / "nlp")
+    config_path = tmp_path / "nlp" / "config.cfg"
+    config = load_config(config_path, interpolate=False)
+    config["components"]["attn_senter"]["threshold_no_punct"] = 0.6
+    config["components"]["attn_segmenter"]["max_tokens"] = 64
+    config.to_disk(config_path)
+    nlp = spacy.load(tmp_path / "nlp")
+    assert nlp.get_pipe("attn_senter").threshold_no_punct == 0.6
+    assert nlp.get_pipe("attn_segmenter").cfg["max_tokens"] == 64
+    text = "we landed at noon the hotel was closed so we walked on to the harbour"
+    doc = nlp(text)
+    high = [i for i, p in enumerate(doc._.start_scores) if i > 0 and p >= 0.6]
+    assert [t.i for t in doc if t.is_sent_start and t.i > 0] == high
+    long_text = (DATA / "wikipedia" / "three_leads.txt").read_text("utf8")
+    wordpieces = nlp.get_pipe("transformer").model.tokenizer
+
+    def largest(doc: Any) -> int:
+        return max(
+            len(wordpieces(span.text, add_special_tokens=False)["input_ids"])
+            for span in doc.spans["attn_segments"]
+        )
+
+    assert largest(nlp(long_text)) <= 64 < largest(default_nlp(long_text))
+    # a folder written without the settings files: an override still wins, and the
+    # saved state otherwise
+    for written in (tmp_path / "nlp").glob("*/config_settings"):
+        written.unlink()
+    override = {"components.attn_senter.threshold_no_punct": 0.3}
+    assert spacy.load(tmp_path / "nlp", config=override).get_pipe(
+        "attn_senter"
+    ).threshold_no_punct == pytest.approx(0.3)
+    assert spacy.load(tmp_path / "nlp").get_pipe("attn_senter").threshold_no_punct == 0.225
 
 
 def test_add_pipe_senter_warns_without_weights(tiny_model_dir: Any) -> None:

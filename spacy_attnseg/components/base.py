@@ -26,6 +26,15 @@ from ..errors import Errors, is_whole_number
 
 _UNSET: Any = object()
 
+#: The file beside a component's saved state that holds the settings its pipeline's
+#: config gave it when it was saved.
+CONFIG_SETTINGS = "config_settings"
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as JSON reads it back (tuples as lists), for comparing settings."""
+    return json.loads(json.dumps(value))
+
 
 def install_score_extensions(doc_attr: str, token_attr: str) -> None:
     """A Doc extension ``doc_attr`` holding one score per token, a list of floats (None
@@ -111,20 +120,33 @@ class CaptureReader:
     _trf: Any
     _nlp_ref: Optional[PipelineRef] = None
 
-    def _overridden_settings(self, config_path: Path) -> Dict[str, Any]:
-        """Settings the component was built with that differ from the pipeline's saved
-        config: ``spacy.load(DIR, config={...})`` overrides, which must win over the
-        saved state."""
-        if not config_path.exists():
+    def _overridden_settings(self, path: Path) -> Dict[str, Any]:
+        """Settings the component was built with that differ from those its pipeline's
+        config gave it when it was saved to ``path``: a ``spacy.load(DIR, config=...)``
+        override or an edit of the saved config.cfg, either of which wins over the saved
+        state. The config's settings at saving are those ``to_disk`` wrote beside the
+        state (``CONFIG_SETTINGS``), or for a folder written before it did, the saved
+        config.cfg's (which an edit changes too, so that only overrides are seen)."""
+        written = path / CONFIG_SETTINGS
+        if written.exists():
+            saved = json.loads(written.read_text("utf8"))
+        elif (path.parent / "config.cfg").exists():
+            config = util.load_config(path.parent / "config.cfg", interpolate=False)
+            saved = config.get("components", {}).get(self.name, {})
+        else:
             return {}
-        saved = util.load_config(config_path, interpolate=False)
-        section = saved.get("components", {}).get(self.name, {})
         built = getattr(self, "config_cfg", {})
         return {
             key: value
             for key, value in built.items()
-            if key in section and section[key] != value and key in self.cfg
+            if key in saved and _as_json(saved[key]) != _as_json(value) and key in self.cfg
         }
+
+    def _write_config_settings(self, path: Path) -> None:
+        """The settings the pipeline's config gives this component (``config_cfg``),
+        beside its saved state, for ``_overridden_settings``."""
+        settings = getattr(self, "config_cfg", {})
+        Path(path).write_text(json.dumps(settings, indent=2), "utf8")
 
     def checked_batch_size(self, batch_size: int) -> int:
         """``batch_size`` for ``pipe``, where it is an int of at least 1; else E129 (spaCy's
@@ -254,7 +276,7 @@ class AttentionPipe(CaptureReader, Pipe):
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
         util.to_disk(
             path,
-            {"cfg": self._write_cfg},
+            {"cfg": self._write_cfg, CONFIG_SETTINGS: self._write_config_settings},
             exclude,
         )
 
@@ -264,9 +286,15 @@ class AttentionPipe(CaptureReader, Pipe):
     def from_disk(
         self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
     ) -> "AttentionPipe":
-        overridden = self._overridden_settings(Path(path).parent / "config.cfg")
+        """The saved settings, but one the config now gives otherwise wins
+        (``_overridden_settings``)."""
+        overridden = self._overridden_settings(Path(path))
         util.from_disk(
-            path, {"cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8")))}, exclude
+            path,
+            {
+                "cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8"))),
+            },
+            exclude,
         )
         self.cfg.update(overridden)
         self.install_capture()

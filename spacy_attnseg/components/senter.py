@@ -53,7 +53,7 @@ from ..features import DocRange, FeatureSpec, feature_names, lacks_final_punct, 
 from ..loading import CONFIGS, known_config
 from ..markup import LAYOUT_WHITESPACE, LINE_BREAK, PARAGRAPH_SEPARATOR
 from ..sentences import unmarked_starts
-from .base import CaptureReader, install_score_extensions
+from .base import CONFIG_SETTINGS, CaptureReader, install_score_extensions
 
 #: The most tokens the model reads at once in ``predict_proba`` (see there).
 PREDICT_TOKENS = 4096
@@ -525,13 +525,21 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()
     ) -> "AttnSenter":
         """The saved model and settings, but a setting the component was built with
-        that differs from the pipeline's saved config (``spacy.load(DIR, config=...)``)
-        wins over the saved one."""
-        overridden = self._overridden_settings(Path(path).parent / "config.cfg")
+        that differs from what the pipeline's config said when it was saved (an override
+        given to ``spacy.load``, or an edit of the saved config.cfg) wins over the saved
+        one (``_overridden_settings``)."""
+        overridden = {} if "cfg" in exclude else self._overridden_settings(Path(path))
         super().from_disk(path, exclude=exclude)
         self.cfg.update(overridden)
         self.install_capture()
         return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
+        """The model and settings (spaCy's), and beside them the settings the
+        pipeline's config gives this component (``CONFIG_SETTINGS``)."""
+        super().to_disk(path, exclude=exclude)
+        if CONFIG_SETTINGS not in exclude:
+            self._write_config_settings(Path(path) / CONFIG_SETTINGS)
 
 
 # Trained weights by model. SHIPPED: inside the package (package data); TRAINED: written
