@@ -316,6 +316,31 @@ def length_share(device: torch.device) -> float:
     return CHUNK_LENGTH_SHARE if device.type == "cpu" else 0.0
 
 
+class _CheckRef:
+    """A consumer's ``active`` check, held weakly where it is a bound method (so that
+    the capture keeps no component alive); calling it gives the check, or None once its
+    component is gone. It pickles and deep-copies with the component it refers to."""
+
+    def __init__(self, check: Callable[[], bool]) -> None:
+        self._set(check)
+
+    def _set(self, check: Callable[[], bool]) -> None:
+        self._ref: Callable[[], Optional[Callable[[], bool]]]
+        if hasattr(check, "__self__"):
+            self._ref = weakref.WeakMethod(check)  # type: ignore[arg-type]
+        else:
+            self._ref = lambda: check
+
+    def __call__(self) -> Optional[Callable[[], bool]]:
+        return self._ref()
+
+    def __getstate__(self) -> Dict[str, Any]:
+        return {"check": self._ref()}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self._set(state["check"])
+
+
 class AttentionCapture:
     """Hooks on a Hugging Face encoder that compute the requested per-window numbers.
 
@@ -327,7 +352,7 @@ class AttentionCapture:
 
     def __init__(self) -> None:
         self.requests: Dict[str, CaptureRequest] = {}
-        self._active: Dict[str, Callable[[], bool]] = {}
+        self._active: Dict[str, _CheckRef] = {}
         self._handles: List[Any] = []
         self._chunked: Optional[Any] = None
         self._installed_on: Optional[int] = None
@@ -361,25 +386,37 @@ class AttentionCapture:
         active: Optional[Callable[[], bool]] = None,
     ) -> None:
         """Register what ``consumer`` reads. ``active`` tells, before each pass, whether
-        the consumer will run (a component removed from the pipeline or disabled by
-        ``select_pipes`` is not); an inactive consumer's request is left out of the pass."""
+        the consumer will run (a component disabled by ``select_pipes`` is not); an
+        inactive consumer's request is left out of the pass. A bound method is held
+        weakly: once its component is gone (removed from its pipeline and dropped), its
+        request is withdrawn."""
         self.requests[consumer] = request
         if active is None:
             self._active.pop(consumer, None)
         else:
-            self._active[consumer] = active
+            self._active[consumer] = _CheckRef(active)
 
     def withdraw(self, consumer: str) -> None:
         self.requests.pop(consumer, None)
         self._active.pop(consumer, None)
 
     def active_requests(self) -> Dict[str, CaptureRequest]:
-        """The requests of the consumers that will run."""
-        return {
-            name: request
-            for name, request in self.requests.items()
-            if name not in self._active or self._active[name]()
-        }
+        """The requests of the consumers that will run (withdrawing those whose
+        component is gone)."""
+        running = {name: self._will_run(name) for name in list(self.requests)}
+        for name, state in running.items():
+            if state is None:
+                self.withdraw(name)
+        return {name: self.requests[name] for name, state in running.items() if state}
+
+    def _will_run(self, consumer: str) -> Optional[bool]:
+        """Whether ``consumer`` will run (True without an ``active`` check); None where
+        its component is gone."""
+        reference = self._active.get(consumer)
+        if reference is None:
+            return True
+        check = reference()
+        return None if check is None else bool(check())
 
     def union(self, n_layers: int, n_heads: int) -> Resolved:
         total = Resolved()

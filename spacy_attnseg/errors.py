@@ -34,12 +34,15 @@ class Errors:
         "layer (valid: 0..{last}; an empty list means all heads)."
     )
     E006 = (
-        "[E006] The transformer's output for this batch holds no attention data for "
-        "'{component}': neither captured column sums nor `attentions`. The transformer ran "
-        "without the capture hooks, which happens when its model is replaced after "
-        "'{component}' was set up. Process the texts with `nlp(...)`/`nlp.pipe(...)` so both "
-        "components run in order, or call `nlp.get_pipe('{component}').install_capture()` "
-        "after replacing the transformer's model."
+        "[E006] The transformer's output for this batch holds none of the attention data "
+        "'{component}' reads. The transformer ran without the capture hooks, which happens "
+        "when its model is replaced after '{component}' was set up, or captured nothing "
+        "for '{component}', which happens when the pipeline it was built in (or sourced "
+        "from with `add_pipe(..., source=...)`) disables it while another runs it. Process "
+        "the texts with `nlp(...)`/`nlp.pipe(...)` so both components run in order; call "
+        "`nlp.get_pipe('{component}').install_capture()` after replacing the transformer's "
+        "model, or `nlp.get_pipe('{component}').attach(nlp)` to tie it to the pipeline "
+        "`nlp` that runs it."
     )
     E007 = (
         "[E007] The transformer has not been initialized (its weights are not loaded). Call "

@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.training import Example
 
 import spacy_attnseg
-from spacy_attnseg.capture import COLSUMS, CONTEXT
+from spacy_attnseg.capture import COLSUMS, CONTEXT, LOCAL
 
 COMPONENTS = ("attn_segmenter", "attn_senter", "attn_head_pairs")
 TEXTS = [
@@ -138,3 +138,38 @@ def test_config_override_at_load_takes_effect(tmp_path: Path) -> None:
     a, b = plain(TEXTS[0]), loaded(TEXTS[0])
     assert set(_starts(b)) <= set(_starts(a))
     assert numpy.allclose(a._.separator_scores, b._.separator_scores)
+
+
+def test_components_sourced_into_another_pipeline_run_there(default_nlp: Language) -> None:
+    """Components added to a new pipeline with ``add_pipe(..., source=...)`` (the same
+    objects) give the sentences and segments of the pipeline they came from, also after
+    that pipeline removes them; where it disables them, they stop with E006 (not
+    segments from other vectors) until ``attach`` ties them to the pipeline that runs
+    them; a component removed and dropped stops capturing."""
+    text = (Path(__file__).parents[1] / "data" / "wikipedia" / "three_leads.txt").read_text()
+
+    def result(doc: Any) -> Tuple[List[int], List[Tuple[int, int]]]:
+        segments = [(span.start, span.end) for span in doc.spans["attn_segments"]]
+        return _starts(doc), segments
+
+    expected = result(default_nlp(text))
+    assert len(expected[1]) > 1
+    source = spacy_attnseg.load_pipeline()
+    nlp = spacy.blank("en")
+    for name in source.pipe_names:
+        nlp.add_pipe(name, source=source)
+    assert result(nlp(text)) == expected
+    for name in ("attn_senter", "attn_segmenter"):
+        error = rf"\[E006\].*'{name}'.*attach\(nlp\)"
+        with source.select_pipes(disable=[name]), pytest.raises(ValueError, match=error):
+            nlp(text)
+    source.remove_pipe("attn_segmenter")
+    assert result(nlp(text)) == expected
+    for name in ("attn_senter", "attn_segmenter"):
+        nlp.get_pipe(name).attach(nlp)
+    with source.select_pipes(disable=["attn_senter"]):
+        assert result(nlp(text)) == expected
+    # removed from the pipeline that runs it and dropped: it no longer captures
+    nlp.remove_pipe("attn_segmenter")
+    output = nlp(text)._.trf_data.model_output
+    assert LOCAL not in output

@@ -196,15 +196,25 @@ class CaptureReader:
         raise NotImplementedError
 
     def is_running(self) -> bool:
-        """Whether this component is in its pipeline's enabled components (True when the
-        pipeline is unknown, e.g. a component used on its own)."""
+        """Whether this component may run: not when its pipeline holds it disabled
+        (``select_pipes``); True where that pipeline is unknown (a component used on its
+        own) or no longer holds it (sourced into another pipeline with ``add_pipe(...,
+        source=...)``, then removed from the first: it runs in the second)."""
         nlp = self._nlp_ref() if self._nlp_ref is not None else None
         if nlp is None:
             return True
-        return any(proc is self for _, proc in nlp.pipeline)
+        if any(proc is self for _, proc in nlp.pipeline):
+            return True
+        return not any(proc is self for _, proc in nlp.components)
 
     def register(self) -> None:
-        self.capture.request(self.name, self.capture_request(), active=self.is_running)
+        """Ask the transformer's capture for what this component reads, under a key of
+        this component's own: pipelines that share one transformer (``add_pipe(...,
+        source=...)``) may each hold a component of the same name."""
+        key = getattr(self, "_consumer", None)
+        if key is None:
+            key = self._consumer = f"{self.name}@{id(self):x}"
+        self.capture.request(key, self.capture_request(), active=self.is_running)
 
     def later_readers(self, keys: Sequence[str]) -> bool:
         """Whether a running component after this one reads any of ``keys``."""

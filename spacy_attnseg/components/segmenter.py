@@ -598,6 +598,9 @@ class AttnSegmenter(AttentionPipe):
                 for span, score in zip(group, group.attrs.get("scores", []), strict=True)
             ]
         else:
+            if get_family(self._trf.model.transformer) is not None:
+                # the hooks can capture this model: they did not run for this component
+                raise ValueError(Errors.E006.format(component=self.name))
             # a model family the hooks do not know: its own last hidden state
             hidden = to_numpy(output.last_hidden_state)
             means = topics.sentence_means(hidden, trf_data.align, sentence_of_token, n_sents)
