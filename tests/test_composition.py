@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Tuple
 import numpy
 import pytest
 import spacy
+from conftest import DATA
 from spacy.language import Language
 from spacy.training import Example
 
@@ -146,7 +147,7 @@ def test_components_sourced_into_another_pipeline_run_there(default_nlp: Languag
     that pipeline removes them; where it disables them, they stop with E006 (not
     segments from other vectors) until ``attach`` ties them to the pipeline that runs
     them; a component removed and dropped stops capturing."""
-    text = (Path(__file__).parents[1] / "data" / "wikipedia" / "three_leads.txt").read_text()
+    text = (DATA / "wikipedia" / "three_leads.txt").read_text("utf8")
 
     def result(doc: Any) -> Tuple[List[int], List[Tuple[int, int]]]:
         segments = [(span.start, span.end) for span in doc.spans["attn_segments"]]

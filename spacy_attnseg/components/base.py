@@ -119,14 +119,18 @@ class CaptureReader:
     cfg: Dict[str, Any]
     _trf: Any
     _nlp_ref: Optional[PipelineRef] = None
+    _consumer: Optional[str] = None  # this component's key in the capture's requests
 
-    def _overridden_settings(self, path: Path) -> Dict[str, Any]:
+    def _overridden_settings(self, path: Path, exclude: Iterable[str]) -> Dict[str, Any]:
         """Settings the component was built with that differ from those its pipeline's
         config gave it when it was saved to ``path``: a ``spacy.load(DIR, config=...)``
         override or an edit of the saved config.cfg, either of which wins over the saved
         state. The config's settings at saving are those ``to_disk`` wrote beside the
         state (``CONFIG_SETTINGS``), or for a folder written before it did, the saved
-        config.cfg's (which an edit changes too, so that only overrides are seen)."""
+        config.cfg's (which an edit changes too, so that only overrides are seen). Nothing
+        where ``exclude`` holds "cfg": the saved settings are not read then."""
+        if "cfg" in exclude:
+            return {}
         written = path / CONFIG_SETTINGS
         if written.exists():
             saved = json.loads(written.read_text("utf8"))
@@ -211,10 +215,9 @@ class CaptureReader:
         """Ask the transformer's capture for what this component reads, under a key of
         this component's own: pipelines that share one transformer (``add_pipe(...,
         source=...)``) may each hold a component of the same name."""
-        key = getattr(self, "_consumer", None)
-        if key is None:
-            key = self._consumer = f"{self.name}@{id(self):x}"
-        self.capture.request(key, self.capture_request(), active=self.is_running)
+        if self._consumer is None:
+            self._consumer = f"{self.name}@{id(self):x}"
+        self.capture.request(self._consumer, self.capture_request(), active=self.is_running)
 
     def later_readers(self, keys: Sequence[str]) -> bool:
         """Whether a running component after this one reads any of ``keys``."""
@@ -298,13 +301,9 @@ class AttentionPipe(CaptureReader, Pipe):
     ) -> "AttentionPipe":
         """The saved settings, but one the config now gives otherwise wins
         (``_overridden_settings``)."""
-        overridden = self._overridden_settings(Path(path))
+        overridden = self._overridden_settings(Path(path), exclude)
         util.from_disk(
-            path,
-            {
-                "cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8"))),
-            },
-            exclude,
+            path, {"cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8")))}, exclude
         )
         self.cfg.update(overridden)
         self.install_capture()

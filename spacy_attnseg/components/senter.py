@@ -528,7 +528,7 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         that differs from what the pipeline's config said when it was saved (an override
         given to ``spacy.load``, or an edit of the saved config.cfg) wins over the saved
         one (``_overridden_settings``)."""
-        overridden = {} if "cfg" in exclude else self._overridden_settings(Path(path))
+        overridden = self._overridden_settings(Path(path), exclude)
         super().from_disk(path, exclude=exclude)
         self.cfg.update(overridden)
         self.install_capture()
