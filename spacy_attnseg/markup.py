@@ -34,12 +34,14 @@ NEXT_LINE_BREAK = re.compile(NEXT_LINE)
 # a character of a line (none of the line ends), for patterns that stay within a line
 LINE_END_CHARS = "\r\n\x0c" + OTHER_LINE_ENDS
 IN_LINE = f"[^{LINE_END_CHARS}]"
+# white space within a line (any but the line ends)
+IN_LINE_SPACE = rf"[^\S{LINE_END_CHARS}]"
 # a line end with white space (spaces, tabs) after it: an indented line
-INDENTED_LINE = re.compile(rf"[{LINE_END_CHARS}][^\S{LINE_END_CHARS}]")
+INDENTED_LINE = re.compile(rf"[{LINE_END_CHARS}]{IN_LINE_SPACE}")
 # what a text's line ends may hold besides line feeds: a line end of another kind, or
 # white space right before or after one
 LAYOUT_WHITESPACE = re.compile(
-    rf"[\r\x0c{OTHER_LINE_ENDS}]|[^\S{LINE_END_CHARS}][{LINE_END_CHARS}]|{INDENTED_LINE.pattern}"
+    rf"[\r\x0c{OTHER_LINE_ENDS}]|{IN_LINE_SPACE}[{LINE_END_CHARS}]|{INDENTED_LINE.pattern}"
 )
 # where a line starts: the text's start, or after a line end (with re.MULTILINE)
 LINE_START = rf"(?:^|(?<=\r)(?!\n)|(?<=[\x0c{OTHER_LINE_ENDS}]))"
@@ -95,9 +97,7 @@ HEADING_MARK = re.compile(
     rf"|{LATEX_HEADING.pattern}{LINE_ENDS_HERE}"
     rf"|={{2,6}}[ \t]+[^\W\d_](?!{IN_LINE}*[.!:;,…]['\"”’)\]]*{LINE_ENDS_HERE})"
 )
-UNDERLINED = re.compile(
-    rf"[^\S{LINE_END_CHARS}]*\S{IN_LINE}*{NEXT_LINE}[ \t]*([=\-~^*#+])\1{{2,}}[ \t]*"
-)
+UNDERLINED = re.compile(rf"{IN_LINE_SPACE}*\S{IN_LINE}*{NEXT_LINE}[ \t]*([=\-~^*#+])\1{{2,}}[ \t]*")
 ADORNMENT = re.compile(r"([=\-~^*#+])\1{2,}")
 # A title over- and underlined as reStructuredText writes a page's title ("#####",
 # "  Title", "#####"): the same character above and below
@@ -110,9 +110,7 @@ OVERLINED = re.compile(
     + NEXT_LINE
     + r"[ \t]*\1{3,}[ \t]*"
 )
-MEDIAWIKI = re.compile(
-    rf"(=(?: ?=){{0,5}}) ?[^\S{LINE_END_CHARS}]*[^=\s][^={LINE_END_CHARS}]*? ?\1"
-)
+MEDIAWIKI = re.compile(rf"(=(?: ?=){{0,5}}) ?{IN_LINE_SPACE}*[^=\s][^={LINE_END_CHARS}]*? ?\1")
 # A line that may open or close a fenced code block (Markdown's ``` or ~~~, three or
 # more; what follows the run is an opening fence's info string, and holds no backtick
 # after backticks; AsciiDoc's ---- under a "[source]" or "[listing]" line), and the
@@ -740,7 +738,7 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
 MIN_RUNNING_GAP = 5
 RUNNING_GAP_SPREAD = 1.5
 # a line with text: its indentation (group 1) and its text, whitespace stripped (group 2)
-LINE_TEXT = re.compile(rf"{LINE_START}([^\S{LINE_END_CHARS}]*)(\S(?:{IN_LINE}*\S)?)", re.MULTILINE)
+LINE_TEXT = re.compile(rf"{LINE_START}({IN_LINE_SPACE}*)(\S(?:{IN_LINE}*\S)?)", re.MULTILINE)
 
 
 def running_lines(text: str) -> Tuple[Lines, Lines]:

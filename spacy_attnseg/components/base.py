@@ -13,7 +13,7 @@
 import json
 import weakref
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Union
 
 from spacy import util
 from spacy.language import Language
@@ -146,6 +146,20 @@ class CaptureReader:
             if key in saved and _as_json(saved[key]) != _as_json(value) and key in self.cfg
         }
 
+    def read_saved(self, path: Path, exclude: Iterable[str], read: Callable[[], Any]) -> None:
+        """Read this component's saved state from ``path`` (``read``), then let the
+        settings the config now gives otherwise win (``_overridden_settings``), and
+        register the capture for them."""
+        overridden = self._overridden_settings(path, exclude)
+        read()
+        self.cfg.update(overridden)
+        self.install_capture()
+
+    def install_capture(self) -> None:
+        """Register what this component reads (``register``) and check that the
+        transformer's model can give it."""
+        raise NotImplementedError
+
     def _write_config_settings(self, path: Path) -> None:
         """The settings the pipeline's config gives this component (``config_cfg``),
         beside its saved state, for ``_overridden_settings``."""
@@ -249,9 +263,6 @@ class AttentionPipe(CaptureReader, Pipe):
 
     cfg: Dict[str, Any]
 
-    def install_capture(self) -> None:
-        raise NotImplementedError
-
     def predict(self, docs: Iterable[Doc]) -> Any:
         raise NotImplementedError
 
@@ -301,12 +312,8 @@ class AttentionPipe(CaptureReader, Pipe):
     ) -> "AttentionPipe":
         """The saved settings, but one the config now gives otherwise wins
         (``_overridden_settings``)."""
-        overridden = self._overridden_settings(Path(path), exclude)
-        util.from_disk(
-            path, {"cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8")))}, exclude
-        )
-        self.cfg.update(overridden)
-        self.install_capture()
+        readers = {"cfg": lambda p: self.cfg.update(json.loads(Path(p).read_text("utf8")))}
+        self.read_saved(Path(path), exclude, lambda: util.from_disk(path, readers, exclude))
         return self
 
     def update_settings(self, settings: Dict[str, Any]) -> None:

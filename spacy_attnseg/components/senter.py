@@ -528,10 +528,9 @@ class AttnSenter(CaptureReader, SentenceRecognizer):
         that differs from what the pipeline's config said when it was saved (an override
         given to ``spacy.load``, or an edit of the saved config.cfg) wins over the saved
         one (``_overridden_settings``)."""
-        overridden = self._overridden_settings(Path(path), exclude)
-        super().from_disk(path, exclude=exclude)
-        self.cfg.update(overridden)
-        self.install_capture()
+        self.read_saved(
+            Path(path), exclude, lambda: super(AttnSenter, self).from_disk(path, exclude=exclude)
+        )
         return self
 
     def to_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()) -> None:
