@@ -758,14 +758,19 @@ def test_whitespace_the_normalizer_deletes_separates_words(space: str) -> None:
 
 
 def test_a_normalizer_that_keeps_whitespace_is_left_alone() -> None:
-    from tokenizers import normalizers
-    from transformers import BertTokenizerFast
+    from tokenizers import Tokenizer, normalizers
+    from tokenizers.models import WordPiece
+    from transformers import BertTokenizerFast, PreTrainedTokenizerFast
 
     tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()))
     tokenizer.backend_tokenizer.normalizer = normalizers.Lowercase()
     read_spaces_as_spaces(tokenizer)
-    assert str(tokenizer.backend_tokenizer.normalizer) == str(normalizers.Lowercase())
-    tokenizer.backend_tokenizer.normalizer = None
-    read_spaces_as_spaces(tokenizer)
-    assert tokenizer.backend_tokenizer.normalizer is None
+    normalizer = tokenizer.backend_tokenizer.normalizer
+    assert isinstance(normalizer, normalizers.Lowercase)
+    assert normalizer.normalize_str("End\x0cStart") == "end\x0cstart"
+    bare = Tokenizer(WordPiece.from_file(str(minilm_vocab_file()), unk_token="[UNK]"))
+    without = PreTrainedTokenizerFast(tokenizer_object=bare)
+    assert without.backend_tokenizer.normalizer is None
+    read_spaces_as_spaces(without)
+    assert without.backend_tokenizer.normalizer is None
     read_spaces_as_spaces(object())  # a slow tokenizer has no backend: nothing to do

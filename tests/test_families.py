@@ -99,7 +99,7 @@ def test_mpnet_hooks_equal_an_independent_computation(
 def save_unsupported(model_type: str, path: Path) -> Path:
     """A tiny random model of a family the hooks cannot capture, with a WordPiece
     tokenizer of the MiniLM vocabulary."""
-    from transformers import DebertaV2Config, DebertaV2Model, ModernBertConfig, ModernBertModel
+    import transformers
 
     tokenizer = BertTokenizerFast(vocab_file=str(minilm_vocab_file()), model_max_length=512)
     common = {
@@ -109,22 +109,25 @@ def save_unsupported(model_type: str, path: Path) -> Path:
     }
     torch.manual_seed(0)
     if model_type == "deberta-v2":
-        model: Any = DebertaV2Model(DebertaV2Config(max_position_embeddings=512, **common))
+        config: Any = transformers.DebertaV2Config(max_position_embeddings=512, **common)
+        model: Any = transformers.DebertaV2Model(config)
     else:
+        if not hasattr(transformers, "ModernBertModel"):  # transformers < 4.48
+            pytest.skip(f"transformers {transformers.__version__} has no ModernBERT")
         # as ModernBERT's own tokenizer: no token type ids (its forward takes none)
         tokenizer = BertTokenizerFast(
             vocab_file=str(minilm_vocab_file()),
             model_max_length=512,
             model_input_names=["input_ids", "attention_mask"],
         )
-        config = ModernBertConfig(
+        config = transformers.ModernBertConfig(
             max_position_embeddings=512,
             global_attn_every_n_layers=1,
             cls_token_id=tokenizer.cls_token_id,
             sep_token_id=tokenizer.sep_token_id,
             **common,
         )
-        model = ModernBertModel(config)
+        model = transformers.ModernBertModel(config)
     path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
