@@ -4,6 +4,8 @@ as a topic-segmentation set of sections of one article: 84 articles of 333-13,97
 and 3-16 sections, longer and more varied than WikiText-2's (which are good and
 featured articles). A document is one article, its reference segments the lead and
 each top-level section. First half (by the dump's order) tuning, second half report.
+The same articles also make documents of 3-11-sentence pieces of different articles
+(``piece_docs``), as the WikiText pieces are made.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .synthetic import TopicDocument, half_of, join_segments
+from .evaluation import load_splitter, split_texts
+from .synthetic import TopicDocument, build, half_of, join_segments
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "data" / "wikipedia" / "articles.jsonl.gz"
@@ -33,3 +36,21 @@ def section_docs(half: str, separator: str = " ", path: Path = ARTICLES) -> List
         join_segments([section["paragraphs"] for section in a["sections"]], separator)
         for a in half_of(read_articles(path), half)
     ]
+
+
+def piece_docs(half: str, n_docs: int, path: Path = ARTICLES) -> List[TopicDocument]:
+    """``n_docs`` documents of ten 3-11-sentence pieces of different articles of ``half``,
+    joined by spaces (``paper.synthetic.build``, as ``paper.topic_eval.wikipieces_docs``
+    makes the WikiText pieces; each paragraph's sentences by punkt): pieces of unrelated
+    texts, from articles longer and more varied than WikiText-2's."""
+    split = load_splitter("punkt")
+    texts = [
+        [
+            s
+            for section in a["sections"]
+            for p in section["paragraphs"]
+            for s in split_texts(p, split)
+        ]
+        for a in half_of(read_articles(path), half)
+    ]
+    return build(texts, n_docs=n_docs, seed=7 if half == "tune" else 8)

@@ -25,7 +25,8 @@ joined by spaces (no paragraph breaks); nothing is chosen on them. With ``--mani
 DIR``, the Manifesto set (``paper.topic_eval.manifesto_docs``; DIR holds its ``*.txt``
 files), the same way. With ``--wikipedia``, full-length Wikipedia articles of ``--half``
 (``paper.wikipedia``, in the repo), their sections the reference, without and with
-paragraph breaks (``spacy project run evaluate-wikipedia``: the report half).
+paragraph breaks, and ``--n-synthetic`` documents of ten 3-11-sentence pieces of different
+articles (``spacy project run evaluate-wikipedia``: the report half).
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def held_out_sets(args: argparse.Namespace) -> Optional[Dict[str, Callable[[], A
             sets[f"Wikipedia sections{suffix}"] = functools.partial(
                 wikipedia.section_docs, args.half, separator
             )
+        sets["Wikipedia pieces"] = functools.partial(
+            wikipedia.piece_docs, args.half, args.n_synthetic
+        )
     return sets
 
 
@@ -117,8 +121,8 @@ def main(argv: Any = None) -> int:
         "--wikipedia",
         action="store_true",
         help="score full-length Wikipedia articles of --half instead (their sections the "
-        "reference; without and with paragraph breaks), with Choi's and the Manifesto sets "
-        "where given",
+        "reference; without and with paragraph breaks; and --n-synthetic documents of ten "
+        "pieces of different articles), with Choi's and the Manifesto sets where given",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"

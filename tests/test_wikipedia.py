@@ -15,6 +15,7 @@ from typing import Any, Dict, List
 import pytest
 
 from paper import wikipedia
+from paper.synthetic import half_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,6 +172,39 @@ def test_section_docs_split_the_articles_into_halves(separator: str) -> None:
             assert doc.text.startswith(section[0], start)
 
 
+def test_piece_docs_join_runs_of_sentences_of_different_articles_of_a_half() -> None:
+    """Each document is ten runs of 3-11 consecutive sentences (all of a shorter
+    article's), each run from another article of its half, joined by spaces; a reference
+    segment starts at each run."""
+    articles = wikipedia.read_articles()
+    texts = {
+        half: [
+            " ".join(" ".join(p.split()) for s in a["sections"] for p in s["paragraphs"])
+            for a in half_of(articles, half)
+        ]
+        for half in ("tune", "report")
+    }
+    for half in ("tune", "report"):
+        docs = wikipedia.piece_docs(half, 6)
+        assert len(docs) == 6
+        assert [d.text for d in docs] == [d.text for d in wikipedia.piece_docs(half, 6)]
+        for doc in docs:
+            assert len(doc.starts) == 10 and doc.starts[0] == 0
+            ends = [start - 1 for start in doc.starts[1:]] + [len(doc.text)]
+            pieces = [doc.text[a:b] for a, b in zip(doc.starts, ends, strict=True)]
+            assert doc.text == " ".join(pieces)
+            sources = []
+            for piece in pieces:
+                found = [i for i, text in enumerate(texts[half]) if " ".join(piece.split()) in text]
+                assert len(found) == 1, piece[:80]
+                assert not any(
+                    " ".join(piece.split()) in text
+                    for text in texts["report" if half == "tune" else "tune"]
+                )
+                sources += found
+            assert len(set(sources)) == 10
+
+
 def test_the_wikipedia_option_scores_the_articles_of_its_half(
     monkeypatch: Any, tmp_path: Any
 ) -> None:
@@ -184,7 +218,12 @@ def test_the_wikipedia_option_scores_the_articles_of_its_half(
     threads = ["--threads", str(torch.get_num_threads())]  # (the script sets torch's)
     evaluate_topics.main(["--wikipedia", "--half", "tune", "--no-peers", *threads])
     sets = calls[0]["sets"]
-    assert list(sets) == ["Wikipedia sections", "Wikipedia sections, paragraphs"]
+    assert list(sets) == [
+        "Wikipedia sections",
+        "Wikipedia sections, paragraphs",
+        "Wikipedia pieces",
+    ]
+    assert len(sets["Wikipedia pieces"]()) == 40  # --n-synthetic's default
     docs = sets["Wikipedia sections, paragraphs"]()
     assert [d.text for d in docs] == [d.text for d in wikipedia.section_docs("tune", "\n\n")]
     assert sets["Wikipedia sections"]()[0].text == wikipedia.section_docs("tune")[0].text
@@ -195,6 +234,7 @@ def test_the_wikipedia_option_scores_the_articles_of_its_half(
         "Choi 3-11",
         "Wikipedia sections",
         "Wikipedia sections, paragraphs",
+        "Wikipedia pieces",
     ]
     report = calls[1]["sets"]["Wikipedia sections"]()
     assert [d.text for d in report] == [d.text for d in wikipedia.section_docs("report")]
