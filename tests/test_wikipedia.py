@@ -15,6 +15,7 @@ from typing import Any, Dict, List
 import pytest
 
 from paper import wikipedia
+from paper.evaluation import load_splitter, split_texts
 from paper.synthetic import half_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,9 +174,9 @@ def test_section_docs_split_the_articles_into_halves(separator: str) -> None:
 
 
 def test_piece_docs_join_runs_of_sentences_of_different_articles_of_a_half() -> None:
-    """Each document is ten runs of 3-11 consecutive sentences (all of a shorter
-    article's), each run from another article of its half, joined by spaces; a reference
-    segment starts at each run."""
+    """Each document is ten runs of 3-11 consecutive sentences, each run from another
+    article of its half, joined by spaces; a reference segment starts at each run."""
+    punkt = load_splitter("punkt")
     articles = wikipedia.read_articles()
     texts = {
         half: [
@@ -195,6 +196,7 @@ def test_piece_docs_join_runs_of_sentences_of_different_articles_of_a_half() -> 
             assert doc.text == " ".join(pieces)
             sources = []
             for piece in pieces:
+                assert 3 <= len(split_texts(piece, punkt)) <= 11, piece[:80]
                 found = [i for i, text in enumerate(texts[half]) if " ".join(piece.split()) in text]
                 assert len(found) == 1, piece[:80]
                 assert not any(
