@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from .evaluation import load_splitter, split_texts
-from .synthetic import TopicDocument, build, join_segments
+from .synthetic import TopicDocument, join_segments, section_pieces
 
 ROOT = Path(__file__).resolve().parents[1]
 PYDOCS = ROOT / "data" / "python-docs"
@@ -131,11 +130,6 @@ def section_docs(separator: str = " ", root: Path = PYDOCS) -> List[TopicDocumen
 
 
 def piece_docs(n_docs: int, seed: int = 11, root: Path = PYDOCS) -> List[TopicDocument]:
-    """Documents of ten 3-11-sentence pieces of different pages (``paper.synthetic``),
-    the pages split into sentences by NLTK Punkt."""
-    split = load_splitter("punkt")
-    texts = [
-        [s for section in page.sections for p in section for s in split_texts(p, split)]
-        for page in read_pages(root)
-    ]
-    return build(texts, n_docs=n_docs, seed=seed)
+    """Documents of ten 3-11-sentence pieces of different pages
+    (``paper.synthetic.section_pieces``)."""
+    return section_pieces((page.sections for page in read_pages(root)), n_docs=n_docs, seed=seed)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import List, Sequence, TypeVar
+from typing import Iterable, List, Sequence, TypeVar
+
+from .evaluation import load_splitter, split_texts
 
 T = TypeVar("T")
 
@@ -75,3 +77,16 @@ def build(
             offset += len(piece) + len(separator)
         docs.append(TopicDocument(separator.join(parts), starts))
     return docs
+
+
+def section_pieces(
+    texts: Iterable[Sequence[Sequence[str]]], *, n_docs: int, seed: int
+) -> List[TopicDocument]:
+    """``build``'s documents of ten pieces from ``texts`` given as sections of paragraphs,
+    each paragraph split into sentences by NLTK Punkt."""
+    split = load_splitter("punkt")
+    sentences = [
+        [s for section in text for paragraph in section for s in split_texts(paragraph, split)]
+        for text in texts
+    ]
+    return build(sentences, n_docs=n_docs, seed=seed)

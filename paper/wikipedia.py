@@ -15,8 +15,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List
 
-from .evaluation import load_splitter, split_texts
-from .synthetic import TopicDocument, build, half_of, join_segments
+from .synthetic import TopicDocument, half_of, join_segments, section_pieces
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLES = ROOT / "data" / "wikipedia" / "articles.jsonl.gz"
@@ -40,17 +39,9 @@ def section_docs(half: str, separator: str = " ", path: Path = ARTICLES) -> List
 
 def piece_docs(half: str, n_docs: int, path: Path = ARTICLES) -> List[TopicDocument]:
     """``n_docs`` documents of ten 3-11-sentence pieces of different articles of ``half``,
-    joined by spaces (``paper.synthetic.build``, as ``paper.topic_eval.wikipieces_docs``
-    makes the WikiText pieces; each paragraph's sentences by punkt): pieces of unrelated
-    texts, from articles longer and more varied than WikiText-2's."""
-    split = load_splitter("punkt")
-    texts = [
-        [
-            s
-            for section in a["sections"]
-            for p in section["paragraphs"]
-            for s in split_texts(p, split)
-        ]
-        for a in half_of(read_articles(path), half)
-    ]
-    return build(texts, n_docs=n_docs, seed=7 if half == "tune" else 8)
+    joined by spaces (``paper.synthetic.section_pieces``, as the WikiText pieces are made;
+    each paragraph's sentences by punkt): pieces of unrelated texts, from articles longer
+    and more varied than WikiText-2's."""
+    articles = half_of(read_articles(path), half)
+    sections = ([s["paragraphs"] for s in a["sections"]] for a in articles)
+    return section_pieces(sections, n_docs=n_docs, seed=7 if half == "tune" else 8)
