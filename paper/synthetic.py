@@ -5,14 +5,18 @@ Texts are the WikiText-2 articles of one half (each article one text) and the UD
 documents of one part with at least three sentences. A document takes ``n_pieces``
 different texts; from each a run of 3-11 consecutive sentences (fewer if the text is
 shorter). The pieces are joined by single spaces (or by ``separator``: a blank line
-makes each piece a paragraph).
+makes each piece a paragraph). ``treebank_pieces`` builds documents of the same kind from
+any CoNLL-U files (the held-out GUM pieces).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, TypeVar
+from pathlib import Path
+from typing import Iterable, List, Sequence, TypeVar, Union
+
+from spacy_attnseg.gold import read_conllu_documents
 
 from .evaluation import load_splitter, split_texts
 
@@ -90,3 +94,20 @@ def section_pieces(
         for text in texts
     ]
     return build(sentences, n_docs=n_docs, seed=seed)
+
+
+def treebank_pieces(
+    paths: Sequence[Union[str, Path]], *, n_docs: int, seed: int = 9
+) -> List[TopicDocument]:
+    """``build``'s documents of ten pieces from the documents of the CoNLL-U files
+    ``paths`` (each ``# newdoc`` a text, its gold sentences the sentences): pieces of
+    unrelated texts of whatever genres the treebank holds. ``ValueError`` where fewer than
+    ten of its documents have three sentences or more."""
+    texts = [doc.sentences() for path in paths for doc in read_conllu_documents(path)]
+    usable = sum(len(text) >= 3 for text in texts)
+    if usable < 10:
+        raise ValueError(
+            f"{', '.join(map(str, paths))}: {usable} documents of three sentences or more, "
+            "where ten pieces of different documents need ten"
+        )
+    return build(texts, n_docs=n_docs, seed=seed)

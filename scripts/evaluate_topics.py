@@ -26,7 +26,11 @@ DIR``, the Manifesto set (``paper.topic_eval.manifesto_docs``; DIR holds its ``*
 files), the same way. With ``--wikipedia``, full-length Wikipedia articles of ``--half``
 (``paper.wikipedia``, in the repo), their sections the reference, without and with
 paragraph breaks, and ``--n-synthetic`` documents of ten 3-11-sentence pieces of different
-articles (``spacy project run evaluate-wikipedia``: the report half).
+articles (``spacy project run evaluate-wikipedia``: the report half). With
+``--treebank-pieces FILE...``, ``--n-synthetic`` documents of ten 3-11-sentence pieces of
+different documents of those CoNLL-U files, gold sentences joined by spaces
+(``paper.synthetic.treebank_pieces``; ``spacy project run evaluate-gum``: UD English
+GUM's dev and test, fetched by ``spacy project assets . --extra``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from paper import wikipedia  # noqa: E402
+from paper import synthetic, wikipedia  # noqa: E402
 from paper.topic_eval import (  # noqa: E402
     SPOKEN,
     UnknownSets,
@@ -66,11 +70,19 @@ def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, C
     return sets
 
 
+def treebank_name(paths: List[Path]) -> str:
+    """The set's name from its CoNLL-U files' names: ``en_gum-ud-dev.conllu`` and
+    ``en_gum-ud-test.conllu`` make "GUM pieces"."""
+    names = [path.name.split("-ud-")[0].rpartition("_")[2].upper() for path in paths]
+    return f"{' + '.join(dict.fromkeys(names))} pieces"
+
+
 def held_out_sets(args: argparse.Namespace) -> Optional[Dict[str, Callable[[], Any]]]:
-    """The sets that ``--choi``, ``--manifesto`` and ``--wikipedia`` name, or None (the
-    halves' sets) when none is given; a folder without Manifesto documents stops the run
-    before any model is loaded."""
-    if args.choi is None and args.manifesto is None and not args.wikipedia:
+    """The sets that ``--choi``, ``--manifesto``, ``--wikipedia`` and
+    ``--treebank-pieces`` name, or None (the halves' sets) when none is given; a folder
+    without Manifesto documents or a missing CoNLL-U file stops the run before any model
+    is loaded."""
+    if args.choi is None and args.manifesto is None and not (args.wikipedia or args.treebank):
         return None
     sets: Dict[str, Callable[[], Any]] = {}
     if args.choi is not None:
@@ -86,6 +98,13 @@ def held_out_sets(args: argparse.Namespace) -> Optional[Dict[str, Callable[[], A
             )
         sets["Wikipedia pieces"] = functools.partial(
             wikipedia.piece_docs, args.half, args.n_synthetic
+        )
+    if args.treebank:
+        missing = [str(path) for path in args.treebank if not path.is_file()]
+        if missing:
+            raise SystemExit(f"no CoNLL-U file {', '.join(missing)}")
+        sets[treebank_name(args.treebank)] = functools.partial(
+            synthetic.treebank_pieces, args.treebank, n_docs=args.n_synthetic
         )
     return sets
 
@@ -123,6 +142,17 @@ def main(argv: Any = None) -> int:
         help="score full-length Wikipedia articles of --half instead (their sections the "
         "reference; without and with paragraph breaks; and --n-synthetic documents of ten "
         "pieces of different articles), with Choi's and the Manifesto sets where given",
+    )
+    parser.add_argument(
+        "--treebank-pieces",
+        dest="treebank",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="CONLLU",
+        help="score --n-synthetic documents of ten 3-11-sentence pieces of different "
+        "documents of these CoNLL-U files instead (gold sentences joined by spaces), with "
+        "the other held-out sets given",
     )
     parser.add_argument(
         "--model", default="default", help="pipeline name, directory or config (load_pipeline)"
