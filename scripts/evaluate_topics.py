@@ -72,8 +72,8 @@ def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, C
 
 def treebank_name(paths: List[Path]) -> str:
     """The set's name from its CoNLL-U files' names: ``en_gum-ud-dev.conllu`` and
-    ``en_gum-ud-test.conllu`` make "GUM pieces"."""
-    names = [path.name.split("-ud-")[0].rpartition("_")[2].upper() for path in paths]
+    ``en_gum-ud-test.conllu`` make "GUM pieces", ``notes.conllu`` "NOTES pieces"."""
+    names = [path.stem.split("-ud-")[0].rpartition("_")[2].upper() for path in paths]
     return f"{' + '.join(dict.fromkeys(names))} pieces"
 
 

@@ -20,11 +20,14 @@ Fixtures other test modules rely on (keep the names):
 
 Helpers: :func:`run_cli` runs ``python -m spacy_attnseg`` in this process (its own
 standard streams, exit status and working directory; pipelines load once per process
-as in one command's run) or, with ``process=True``, in a fresh interpreter.
+as in one command's run) or, with ``process=True``, in a fresh interpreter;
+:func:`load_script` loads a script of ``scripts/`` as a module; :func:`space_joined_pieces`
+cuts a built topic document into its reference segments.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import subprocess
@@ -32,7 +35,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -80,6 +83,24 @@ def ewt_texts(path: Path = EWT_TEST) -> List[str]:
     from paper.evaluation import read_conllu_documents
 
     return [doc.text for doc in read_conllu_documents(path)]
+
+
+def load_script(name: str) -> Any:
+    """The module of ``scripts/NAME.py`` (the scripts are no package), loaded afresh."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def space_joined_pieces(text: str, starts: Sequence[int]) -> List[str]:
+    """The reference segments of a topic document built by ``paper.synthetic.build``
+    (``starts`` their offsets), checked to be joined by single spaces."""
+    ends = [start - 1 for start in starts[1:]] + [len(text)]
+    pieces = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+    assert text == " ".join(pieces)
+    return pieces
 
 
 def long_sample_text(min_chars: int = 2000) -> str:

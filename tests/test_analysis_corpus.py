@@ -589,16 +589,10 @@ def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
     """``scripts/evaluate_topics.py --sweep KEY=V1,V2`` asks for one more pipeline per
     value (after the one of ``--against``'s settings), values parsed as ``--set``'s; a
     sweep without values is refused before anything loads."""
-    import importlib.util
-
     import torch
+    from conftest import load_script
 
-    spec = importlib.util.spec_from_file_location(
-        "evaluate_topics", ROOT / "scripts" / "evaluate_topics.py"
-    )
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("evaluate_topics")
     calls: List[Dict[str, Any]] = []
     monkeypatch.setattr(script, "evaluate", lambda *args, **kwargs: calls.append(kwargs))
     key = "components.attn_segmenter."

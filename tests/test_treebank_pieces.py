@@ -4,18 +4,16 @@ from any CoNLL-U file, its gold sentences the pieces' sentences."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from conftest import EWT_DEV, EWT_TEST, load_script, space_joined_pieces
 
 from paper.synthetic import treebank_pieces
 from spacy_attnseg.gold import read_conllu_documents
 
-ROOT = Path(__file__).resolve().parents[1]
-EWT = ROOT / "data" / "UD_English-EWT"
-FILES = [EWT / "en_ewt-ud-dev.conllu", EWT / "en_ewt-ud-test.conllu"]
+FILES = [EWT_DEV, EWT_TEST]
 
 
 def test_pieces_are_runs_of_gold_sentences_of_different_documents() -> None:
@@ -29,11 +27,8 @@ def test_pieces_are_runs_of_gold_sentences_of_different_documents() -> None:
     assert [d.text for d in docs] != [d.text for d in treebank_pieces(FILES, n_docs=5, seed=3)]
     for doc in docs:
         assert len(doc.starts) == 10 and doc.starts[0] == 0
-        ends = [start - 1 for start in doc.starts[1:]] + [len(doc.text)]
-        pieces = [doc.text[a:b] for a, b in zip(doc.starts, ends, strict=True)]
-        assert doc.text == " ".join(pieces)
         used = []
-        for piece in pieces:
+        for piece in space_joined_pieces(doc.text, doc.starts):
             found = [
                 k
                 for k, sentences in enumerate(sources)
@@ -85,12 +80,7 @@ def test_the_option_scores_the_pieces_and_checks_its_files(
     loads."""
     import torch
 
-    spec = importlib.util.spec_from_file_location(
-        "evaluate_topics", ROOT / "scripts" / "evaluate_topics.py"
-    )
-    assert spec is not None and spec.loader is not None
-    evaluate_topics = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(evaluate_topics)
+    evaluate_topics = load_script("evaluate_topics")
     calls: List[Dict[str, Any]] = []
     monkeypatch.setattr(evaluate_topics, "evaluate", lambda *a, **kw: calls.append(kw))
     threads = ["--threads", str(torch.get_num_threads())]  # (the script sets torch's)
@@ -98,6 +88,7 @@ def test_the_option_scores_the_pieces_and_checks_its_files(
     evaluate_topics.main(["--treebank-pieces", *files, "--n-synthetic", "3", *threads])
     sets = calls[0]["sets"]
     assert list(sets) == ["EWT pieces"]
+    assert evaluate_topics.treebank_name([Path("notes.conllu")]) == "NOTES pieces"
     assert [d.text for d in sets["EWT pieces"]()] == [
         d.text for d in treebank_pieces(FILES, n_docs=3)
     ]

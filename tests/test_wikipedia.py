@@ -6,28 +6,17 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import importlib.util
 import re
 import zipfile
-from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
+from conftest import load_script as script
+from conftest import space_joined_pieces
 
 from paper import wikipedia
 from paper.evaluation import load_splitter, split_texts
 from paper.synthetic import half_of
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def script(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 LEAD = (
     "'''Ironwork''' is the craft of shaping [[iron]] into tools, gates and railings by "
@@ -191,11 +180,8 @@ def test_piece_docs_join_runs_of_sentences_of_different_articles_of_a_half() -> 
         assert [d.text for d in docs] == [d.text for d in wikipedia.piece_docs(half, 6)]
         for doc in docs:
             assert len(doc.starts) == 10 and doc.starts[0] == 0
-            ends = [start - 1 for start in doc.starts[1:]] + [len(doc.text)]
-            pieces = [doc.text[a:b] for a, b in zip(doc.starts, ends, strict=True)]
-            assert doc.text == " ".join(pieces)
             sources = []
-            for piece in pieces:
+            for piece in space_joined_pieces(doc.text, doc.starts):
                 assert 3 <= len(split_texts(piece, punkt)) <= 11, piece[:80]
                 found = [i for i, text in enumerate(texts[half]) if " ".join(piece.split()) in text]
                 assert len(found) == 1, piece[:80]
