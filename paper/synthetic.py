@@ -63,9 +63,15 @@ def build(
     separator: str = " ",
 ) -> List[TopicDocument]:
     """``n_docs`` documents of ``n_pieces`` pieces from the sentence lists ``texts``, the
-    pieces joined by ``separator`` (a blank line: each piece a paragraph)."""
+    pieces joined by ``separator`` (a blank line: each piece a paragraph). ``ValueError``
+    where fewer than ``n_pieces`` texts have three sentences or more."""
     rng = random.Random(seed)
     usable = [list(t) for t in texts if len(t) >= 3]
+    if len(usable) < n_pieces:
+        raise ValueError(
+            f"{len(usable)} texts of three sentences or more, where {n_pieces} pieces of "
+            f"different texts need {n_pieces}"
+        )
     docs = []
     for _ in range(n_docs):
         parts: List[str] = []
@@ -101,13 +107,10 @@ def treebank_pieces(
 ) -> List[TopicDocument]:
     """``build``'s documents of ten pieces from the documents of the CoNLL-U files
     ``paths`` (each ``# newdoc`` a text, its gold sentences the sentences): pieces of
-    unrelated texts of whatever genres the treebank holds. ``ValueError`` where fewer than
-    ten of its documents have three sentences or more."""
+    unrelated texts of whatever genres the treebank holds. ``build``'s ``ValueError``,
+    naming the files, where too few of its documents have three sentences or more."""
     texts = [doc.sentences() for path in paths for doc in read_conllu_documents(path)]
-    usable = sum(len(text) >= 3 for text in texts)
-    if usable < 10:
-        raise ValueError(
-            f"{', '.join(map(str, paths))}: {usable} documents of three sentences or more, "
-            "where ten pieces of different documents need ten"
-        )
-    return build(texts, n_docs=n_docs, seed=seed)
+    try:
+        return build(texts, n_docs=n_docs, seed=seed)
+    except ValueError as error:
+        raise ValueError(f"{', '.join(map(str, paths))}: {error}") from None

@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 import pytest
 from conftest import EWT_DEV, EWT_TEST, load_script, space_joined_pieces
 
-from paper.synthetic import treebank_pieces
+from paper.synthetic import build, treebank_pieces
 from spacy_attnseg.gold import read_conllu_documents
 
 FILES = [EWT_DEV, EWT_TEST]
@@ -58,11 +58,14 @@ def conllu(n_docs: int, n_sents: int) -> str:
 
 def test_fewer_than_ten_usable_documents_are_named(tmp_path: Path) -> None:
     """Ten pieces need ten documents of three sentences or more: with fewer the error
-    names the files and the count, instead of ``random.sample``'s."""
+    names the files and the count, instead of ``random.sample``'s; ``build`` refuses the
+    same way for any texts."""
     small = tmp_path / "small.conllu"
     small.write_text(conllu(9, 3) + conllu(4, 2).replace("newdoc id = d", "newdoc id = e"))
-    with pytest.raises(ValueError, match=r"small\.conllu: 9 documents of three sentences"):
+    with pytest.raises(ValueError, match=r"small\.conllu: 9 texts of three sentences"):
         treebank_pieces([small], n_docs=1)
+    with pytest.raises(ValueError, match="^2 texts of three sentences or more, where 3 pieces"):
+        build([["a", "b", "c"], ["d"], ["e", "f", "g", "h"]], n_docs=1, n_pieces=3)
     enough = tmp_path / "enough.conllu"
     enough.write_text(conllu(10, 3))
     (doc,) = treebank_pieces([enough], n_docs=1)
