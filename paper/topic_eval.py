@@ -459,8 +459,10 @@ def run(
             "no boundary": [0],
         }
         for name, (_, key, _) in others.items():
-            # the same text and tokenizer: its segments map by token index
-            hyps[name] = [span.start for span in other_docs[name][i].spans[key]]
+            # the same text: its segments map by character offset (to the same token
+            # where the tokenizers agree, to the token at or after it where they do not)
+            spans = other_docs[name][i].spans[key]
+            hyps[name] = token_starts(doc, [span.start_char for span in spans])
         for name, (penalty, drift) in swept.items():
             call = calls[i]
             if call is None:
@@ -544,6 +546,7 @@ def evaluate(
     penalties: Sequence[float] = (),
     drifts: Sequence[float] = (),
     against: Sequence[Dict[str, Any]] = (),
+    against_models: Sequence[str] = (),
     threads: int = 1,
     sets: Optional[Dict[str, Callable[[], List[TopicDocument]]]] = None,
     only: Sequence[str] = (),
@@ -559,8 +562,9 @@ def evaluate(
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
-    settings, with the paired difference). ``threads`` is recorded (the caller sets
-    torch's)."""
+    settings, with the paired difference); ``against_models``: other pipelines by name,
+    saved directory or config (as ``model``), each with its own settings, scored the same
+    way (a row naming the model). ``threads`` is recorded (the caller sets torch's)."""
     from spacy_attnseg import load_pipeline
 
     tune = half == "tune"
@@ -608,6 +612,8 @@ def evaluate(
         variants[f"attn_segmenter ({label})"] = load_pipeline(
             model, overrides={**(overrides or {}), **changed}
         )
+    for other in against_models:
+        variants[f"attn_segmenter (model={other})"] = load_pipeline(other)
     results = {
         name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants)
         for name, make in chosen.items()

@@ -12,6 +12,9 @@ paragraph breaks); protocol: ``paper.topic_eval``. Writes OUT.json, OUT.md and O
 
 With ``--plot-only``, only OUT.png is drawn again, from OUT.json.
 
+With ``--against-model NAME``, another pipeline with its own settings (e.g. ``mpnet``) is
+scored beside the first on the same documents, with the paired difference.
+
 With ``--sweep KEY=V1,V2,...``, one more pipeline for each value of that setting is
 scored beside the first, each from its own pass. ``spacy project run tune-pieces`` so
 chooses ``piece_tokens`` on the tuning half's WikiText pieces written as a speech
@@ -173,6 +176,14 @@ def main(argv: Any = None) -> int:
         "one pipeline), e.g. --against segment_vectors=hidden --against paragraph_penalty=0.55",
     )
     parser.add_argument(
+        "--against-model",
+        action="append",
+        default=[],
+        help="a second pipeline (a name, a saved directory or a config, as --model) with its "
+        "own settings, scored beside the first on the same documents, with the paired "
+        "difference (repeat for several), e.g. --against-model mpnet",
+    )
+    parser.add_argument(
         "--sweep",
         default="",
         help="KEY=V1,V2,...: one more pipeline for each value of the attn_segmenter setting KEY, "
@@ -238,6 +249,7 @@ def main(argv: Any = None) -> int:
             penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
             drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
             against=against,
+            against_models=args.against_model,
             threads=args.threads,
             sets=held_out_sets(args),
             only=[name.strip() for name in args.sets.split(";") if name.strip()],

@@ -477,11 +477,14 @@ def test_short_text_sets() -> None:
 
 def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch: Any) -> None:
     """``only`` scores the named sets and never builds the others; an unknown name is
-    refused before any pipeline loads, with the names it could be."""
+    refused before any pipeline loads, with the names it could be. Pipelines of other
+    settings (``against``) and other models (``against_models``) get rows of their own,
+    paired with the default's on the same documents."""
     import json
 
     from paper.synthetic import TopicDocument
     from paper.topic_eval import UnknownSets, evaluate
+    from spacy_attnseg import load_pipeline
 
     def never() -> Any:
         raise AssertionError("a set that was not named was built")
@@ -500,6 +503,7 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
         sets={"a": never, "b": lambda: docs},
         only=["b"],
         against=[{key: 1e6}, {key: PENALTY}],
+        against_models=["attention"],
     )
     assert list(payload["results"]) == ["b"]
     assert json.loads((tmp_path / "only.json").read_text())["results"].keys() == {"b"}
@@ -518,6 +522,15 @@ def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch:
     assert {k: v for k, v in same.items() if k not in paired} == {
         k: v for k, v in own.items() if k != "docs_per_s"
     }
+    # another model with its own settings: its own row, paired with the default's on the
+    # same document (one document: the interval is the difference itself)
+    other = table["attn_segmenter (model=attention)"]
+    assert (
+        other["pk_minus_attn_segmenter"] == [pytest.approx(other["pk"] - own["pk"], abs=1e-4)] * 2
+    )
+    attention = load_pipeline("attention")(text)
+    starts = [span.start for span in attention.spans["attn_segments"]]
+    assert other["segments_per_doc"] == len(starts)
     report = (tmp_path / "only.md").read_text()
     assert f"| no boundary | {none['pk']:.3f} | {none['pk']:.3f} to {none['pk']:.3f} | " in report
     assert is_png(tmp_path / "only.png")  # the same results, drawn
@@ -600,6 +613,7 @@ def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
     script.main(
         ["--no-peers", "--set", "piece_tokens=8", "--against", "long_sentence_tokens=0", *threads]
         + ["--against", "segment_vectors=hidden", "--sweep", "piece_tokens=24, 32"]
+        + ["--against-model", "mpnet", "--against-model", "configs/minilm.cfg"]
     )
     assert calls[0]["overrides"] == {f"{key}piece_tokens": 8}
     assert calls[0]["against"] == [
@@ -607,8 +621,9 @@ def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
         {f"{key}piece_tokens": 24},
         {f"{key}piece_tokens": 32},
     ]
+    assert calls[0]["against_models"] == ["mpnet", "configs/minilm.cfg"]
     script.main(["--no-peers", *threads])
-    assert calls[1]["against"] == []
+    assert calls[1]["against"] == [] and calls[1]["against_models"] == []
     for wrong in ("piece_tokens", "piece_tokens=", "=24"):
         with pytest.raises(SystemExit) as refused:
             script.main(["--sweep", wrong])
