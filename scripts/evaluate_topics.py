@@ -33,7 +33,8 @@ articles (``spacy project run evaluate-wikipedia``: the report half). With
 ``--treebank-pieces FILE...``, ``--n-synthetic`` documents of ten 3-11-sentence pieces of
 different documents of those CoNLL-U files, gold sentences joined by spaces
 (``paper.synthetic.treebank_pieces``; ``spacy project run evaluate-gum``: UD English
-GUM's dev and test, fetched by ``spacy project assets . --extra``).
+GUM's dev and test, and ``evaluate-gentle``: GENTLE's only file, both fetched by ``spacy
+project assets . --extra``).
 """
 
 from __future__ import annotations

@@ -475,6 +475,46 @@ def test_short_text_sets() -> None:
     ]
 
 
+def test_another_pipelines_segments_map_by_character_offset(default_nlp: Any) -> None:
+    """A pipeline scored beside the default (``variants``) may tokenize otherwise: its
+    segments map onto the default's tokens by character offset, so one that starts its
+    segments exactly at the reference's characters scores Pk 0. (Here its tokens are the
+    text's words with their punctuation, 7 before the change of topic where the default
+    has 10: mapped by token index, its boundary would fall three tokens early.)"""
+    import spacy
+
+    from paper.synthetic import TopicDocument
+    from paper.topic_eval import run
+
+    text = "Cats purr. Cats nap. Cats hunt mice. Rain falls. Rain floods roads. Rain stops."
+    change = text.index("Rain")
+    other = spacy.blank("en")
+    other.tokenizer = lambda t: Doc(other.vocab, words=t.split(" "))
+
+    @spacy.Language.component("test_char_segments")
+    def char_segments(doc: Doc) -> Doc:
+        doc.spans["attn_segments"] = [
+            doc.char_span(0, change - 1),
+            doc.char_span(change, len(text)),
+        ]
+        return doc
+
+    other.add_pipe("test_char_segments")
+    words = other(text)
+    assert words.spans["attn_segments"][1].start == 7
+    assert [t.text for t in default_nlp(text)].index("Rain") == 10
+    table = run(
+        default_nlp,
+        None,
+        [TopicDocument(text=text, starts=[0, change])],
+        peers=False,
+        tune=False,
+        variants={"words": other},
+    )
+    assert table["words"]["pk"] == 0.0 and table["words"]["segments_per_doc"] == 2
+    assert table["no boundary"]["pk"] > 0
+
+
 def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch: Any) -> None:
     """``only`` scores the named sets and never builds the others; an unknown name is
     refused before any pipeline loads, with the names it could be. Pipelines of other
