@@ -1207,10 +1207,11 @@ def line_rules(
     than a numbered reference), nor on the first word of a dialogue tag
     (``dialogue_tags``: ``"Who is there?" | she asked``); with ``paragraph_breaks``, in
     a text with one sentence per line the first token after every line break starts one
-    (``lines_end_sentences``) and so does every line that opens a list item
-    (``list_lines_start_sentences``); a list marker (``"2."``) is not a sentence by
-    itself (``join_list_markers``); with ``paragraph_breaks``, a code block, a heading
-    or a table is one sentence
+    (``lines_end_sentences``), so does every line that opens a list item
+    (``list_lines_start_sentences``) and every line below a short line without
+    punctuation that opens a sentence (``short_lines_end_sentences``); a list marker
+    (``"2."``) is not a sentence by itself (``join_list_markers``); with
+    ``paragraph_breaks``, a code block, a heading or a table is one sentence
     (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
     (``quotes_open_lines``), and so do the markup tags that open a line
     (``tags_open_lines``); no sentence starts inside a long run of characters without
@@ -1221,6 +1222,7 @@ def line_rules(
     if paragraph_breaks:
         starts = lines_end_sentences(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes)
+        starts = short_lines_end_sentences(doc, starts, classes)
     starts = join_list_markers(doc, starts, classes)
     if paragraph_breaks:
         starts = blocks_hold_one(doc, starts, classes)
@@ -1580,6 +1582,67 @@ def list_lines_start_sentences(
     items = [i for i in numpy.flatnonzero(firsts).tolist() if opens_item(doc, i, space)]
     if len(items) >= MIN_LIST_LINES:
         out[items] = 1
+    return out
+
+
+def short_lines_end_sentences(
+    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) with a start on the line below
+    every short line that opens a sentence and ends without punctuation: a line of at
+    most ``HEADING_WORDS`` words, with a letter, without ``CLOSING`` punctuation at its
+    end and not opening a list item (``opens_item_line``), whose first token starts a
+    sentence (the text's first does), over a line that opens with a capital or a digit
+    after its ``LINE_OPENERS``. Such a line is a title (``"Great Service"`` over a
+    review), a list's item or a form's field (``"Ingredients"`` | ``"2 cups flour"`` |
+    ``"1 cup sugar"``); a sentence wrapped at a line break goes on past its first line
+    only in text that is wrapped, and there the rule holds only where the line could
+    have taken the first word of the line below (``takes_next_word``): its break is the
+    writer's. Lines are read top down, so a start made here lets its line head the
+    next. Text written in lower case is left alone (``"gone"`` | ``"library is
+    closed."``: a title or a line wrapped by hand, nothing tells them apart). Returns a
+    new array of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    classes = classes or token_classes(doc)
+    after = line_break_starts(doc, classes)
+    if not len(after):
+        return out
+    text = doc.text
+    begins, ends = line_bounds(text)
+    firsts = line_firsts(doc, classes.space) & ~classes.space
+    firsts[numpy.flatnonzero(~classes.space)[0]] = True
+    opening = numpy.flatnonzero(firsts)
+    idx = doc.to_array(IDX)
+    lines = numpy.searchsorted(begins, idx[opening], side="right") - 1
+    first_of = dict(zip(lines.tolist(), opening.tolist(), strict=True))
+    starting = out.astype(bool).tolist()
+    starting[int(opening[0])] = True
+    width: Optional[float] = None
+    wrapped: Optional[bool] = None
+    below_lines = numpy.searchsorted(begins, idx[after], side="right") - 1
+    for i, k, at in zip(after.tolist(), below_lines.tolist(), idx[after].tolist(), strict=True):
+        above_first = first_of.get(k - 1)
+        if above_first is None or not starting[above_first]:
+            continue
+        above = QUOTE_PREFIX.sub("", text[begins[k - 1] : ends[k - 1]].strip())
+        line = QUOTE_PREFIX.sub("", text[at : ends[k]])
+        below = line.lstrip(LINE_OPENERS)
+        if (
+            len(above.split()) > HEADING_WORDS
+            or CLOSING.search(above)
+            or not LETTER.search(above)
+            or opens_item_line(above)
+            or not (below[:1].isupper() or below[:1].isdigit())
+        ):
+            continue
+        if wrapped is None:
+            wrapped = hard_wrapped(text)
+            lengths = [len(text[a:b].strip()) for a, b in zip(begins.tolist(), ends, strict=True)]
+            width = text_width([n for n in lengths if n])
+        if wrapped and not takes_next_word(above, line, width or 0.0):
+            continue
+        out[i] = 1
+        starting[i] = True
     return out
 
 

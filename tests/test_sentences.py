@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import csv
 import io
+import itertools
 import random
 import re
 import textwrap
@@ -56,6 +57,7 @@ from spacy_attnseg.sentences import (
     sentence_scores,
     sentence_starts,
     sentence_texts,
+    short_lines_end_sentences,
     tags_open_lines,
     token_classes,
     unmarked_starts,
@@ -244,7 +246,7 @@ def test_one_sentence_per_line() -> None:
     """A text whose line breaks often end sentences already has one sentence per line:
     every line break then ends one. In a text that is not hard-wrapped, as this list,
     0.3 of the line breaks is enough; none of them, or a single line break, leave the
-    decisions as they are; so does ``paragraph_breaks=False``."""
+    decisions as they are (``lines_end_sentences``); so does ``paragraph_breaks=False``."""
     nlp = spacy.blank("en")
     doc = nlp(LIST)
     lines = [0] + [t.i + 1 for t in doc if t.text == "\n"]
@@ -262,12 +264,89 @@ def test_one_sentence_per_line() -> None:
         numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist()
         == (lines[1:])
     )
-    predicted[lines[1]] = 0  # none of them
-    assert not layout_starts(doc, predicted, paragraph_breaks=True)[1:].any()
+    predicted[lines[1]] = 0  # none of them: this rule leaves them
+    assert not lines_end_sentences(doc, predicted)[1:].any()
+    # (the list's first line is short and unpunctuated, so each line below it starts one)
+    assert (
+        numpy.flatnonzero(layout_starts(doc, predicted, paragraph_breaks=True)).tolist()
+        == (lines[1:])
+    )
     two_lines = nlp("Buy milk\nCall the bank")
     predicted = numpy.zeros(len(two_lines), dtype="int32")
     predicted[3] = 1
     assert layout_starts(two_lines, predicted, paragraph_breaks=True).tolist() == predicted.tolist()
+
+
+#: Lines, each with what a reader sees in it: whether it is short and ends without
+#: punctuation (at most ten words, a letter, no closing mark; not a list item), and
+#: whether it opens with a capital or a digit (after an opening bracket)
+SHORT_LINES = {
+    "Great Service": (True, True),
+    "2 cups flour": (True, True),
+    "(Optional) Notes": (True, True),
+    "Dr Mcdonald is wonderful.": (False, True),
+    "gone": (True, False),
+    "library is closed.": (False, False),
+    "Steps to follow:": (False, True),
+    "Hello dear list members,": (False, True),
+    "- open the valve": (False, False),
+    "The committee met on Friday and agreed on the budget for next year": (False, True),
+    ":)": (False, False),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(st.sampled_from(sorted(SHORT_LINES)), min_size=2, max_size=8))
+def test_short_lines_end_sentences(lines: list[str]) -> None:
+    """With no start predicted, a line starts a sentence where the line above it starts
+    one (the first does) and is short without punctuation, and the line itself opens
+    with a capital or a digit: read top down from the labels of ``SHORT_LINES``, in any
+    text of those lines that is not hard-wrapped. Nothing else starts."""
+    text = "\n".join(lines)
+    assume(not hard_wrapped(text))
+    doc = EN(text)
+    firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+    heads = [True]
+    for above, line in itertools.pairwise(lines):
+        heads.append(heads[-1] and SHORT_LINES[above][0] and SHORT_LINES[line][1])
+    expected = [i for i, head in zip(firsts[1:], heads[1:], strict=True) if head]
+    none = numpy.zeros(len(doc), dtype="int32")
+    assert numpy.flatnonzero(short_lines_end_sentences(doc, none)).tolist() == expected
+
+
+def test_short_lines_end_sentences_in_wrapped_text() -> None:
+    """A short line without punctuation that starts no sentence ends none; given a
+    start, it does. In hard-wrapped text a line that could not have taken the next
+    line's first word was cut at the width and its sentence goes on (``"Board of
+    Directors"``); a title that could have, over a paragraph, still ends its
+    sentence."""
+    starts = numpy.zeros
+    doc = EN("The board met.\nlater in the day the\nBoard members left.")
+    assert not short_lines_end_sentences(doc, starts(len(doc), "int32")).any()
+    given_start = starts(len(doc), "int32")
+    given_start[[t.i + 1 for t in doc if t.text == "\n"][0]] = 1
+    assert numpy.flatnonzero(short_lines_end_sentences(doc, given_start)).tolist() == [
+        [t.i for t in doc if t.text == "later"][0],
+        [t.i for t in doc if t.text == "Board"][0],
+    ]
+    body = (
+        "The committee met on Friday with the chairs of the three working groups and "
+        "the Board of Directors, and agreed on the plan for the coming year after a long "
+        "debate about the budget."
+    )
+    wrapped = textwrap.fill(body, 42)
+    lines = wrapped.split("\n")
+    cut = next(k for k, line in enumerate(lines) if line.startswith("Board"))
+    assert len(lines[cut - 1].split()) <= 10
+    text = "Minutes\n" + wrapped
+    assert hard_wrapped(text)
+    doc = EN(text)
+    firsts = [t.i + 1 for t in doc if t.text == "\n"]
+    # a start on the line above "Board of Directors", as the model might put one
+    given_start = starts(len(doc), "int32")
+    given_start[firsts[cut - 1]] = 1
+    out = short_lines_end_sentences(doc, given_start)
+    assert numpy.flatnonzero(out).tolist() == [firsts[0], firsts[cut - 1]]
 
 
 #: Markdown wrapped by hand near a width, with some clauses on lines of their own, and
@@ -1551,6 +1630,27 @@ def test_a_short_list_without_punctuation(default_nlp: Any) -> None:
     the model alone starts a sentence inside the second (``"Walk | the dog"``)."""
     doc = default_nlp("Buy milk\nWalk the dog\nCall mom")
     assert [s.text.strip() for s in doc.sents] == ["Buy milk", "Walk the dog", "Call mom"]
+
+
+def test_titles_and_unpunctuated_lists_are_sentences(default_nlp: Any) -> None:
+    """The default pipeline on a review under its title, as EWT's reviews open, and on
+    a recipe whose ingredients are lines without punctuation: each line is a sentence
+    (``short_lines_end_sentences``). The model alone keeps the title in the sentence
+    below it and the ingredients in one sentence."""
+    review = "Great Service\nDr Mcdonald is wonderful. She answers all my questions."
+    assert [s.text.strip() for s in default_nlp(review).sents] == [
+        "Great Service",
+        "Dr Mcdonald is wonderful.",
+        "She answers all my questions.",
+    ]
+    recipe = "Ingredients\n2 cups flour\n1 cup sugar\n3 eggs\n\nMix the flour and sugar."
+    assert [s.text.strip() for s in default_nlp(recipe).sents] == [
+        "Ingredients",
+        "2 cups flour",
+        "1 cup sugar",
+        "3 eggs",
+        "Mix the flour and sugar.",
+    ]
 
 
 @pytest.mark.parametrize(
