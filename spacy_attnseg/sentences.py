@@ -1593,7 +1593,8 @@ def short_lines_end_sentences(
     most ``HEADING_WORDS`` words, with a letter, without ``CLOSING`` punctuation at its
     end and not opening a list item (``opens_item_line``), whose first token starts a
     sentence (the text's first does), over a line that opens with a capital or a digit
-    after its ``LINE_OPENERS``. Such a line is a title (``"Great Service"`` over a
+    after its ``LINE_OPENERS``, both at the margin (an indented line is code, a
+    quotation or a paragraph's first line). Such a line is a title (``"Great Service"`` over a
     review), a list's item or a form's field (``"Ingredients"`` | ``"2 cups flour"`` |
     ``"1 cup sugar"``); a sentence wrapped at a line break goes on past its first line
     only in text that is wrapped, and there the rule holds only where the line could
@@ -1624,6 +1625,8 @@ def short_lines_end_sentences(
         above_first = first_of.get(k - 1)
         if above_first is None or not starting[above_first]:
             continue
+        if at != begins[k] or idx[above_first] != begins[k - 1]:
+            continue  # (an indented line: code, a quotation, a paragraph's first line)
         above = QUOTE_PREFIX.sub("", text[begins[k - 1] : ends[k - 1]].strip())
         line = QUOTE_PREFIX.sub("", text[at : ends[k]])
         below = line.lstrip(LINE_OPENERS)

@@ -1636,7 +1636,8 @@ def test_titles_and_unpunctuated_lists_are_sentences(default_nlp: Any) -> None:
     """The default pipeline on a review under its title, as EWT's reviews open, and on
     a recipe whose ingredients are lines without punctuation: each line is a sentence
     (``short_lines_end_sentences``). The model alone keeps the title in the sentence
-    below it and the ingredients in one sentence."""
+    below it and the ingredients in one sentence. The lines of an indented code block
+    stay together."""
     review = "Great Service\nDr Mcdonald is wonderful. She answers all my questions."
     assert [s.text.strip() for s in default_nlp(review).sents] == [
         "Great Service",
@@ -1651,6 +1652,8 @@ def test_titles_and_unpunctuated_lists_are_sentences(default_nlp: Any) -> None:
         "3 eggs",
         "Mix the flour and sugar.",
     ]
+    code = "Example\n\n    foo bar\n    Baz qux\n    Quux\n\nDone here."
+    assert [s.text.strip() for s in default_nlp(code).sents][1] == "foo bar\n    Baz qux\n    Quux"
 
 
 @pytest.mark.parametrize(
