@@ -629,7 +629,11 @@ def opens_item_line(words: str) -> bool:
 
 
 def lines_end_sentences(
-    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+    doc: Doc,
+    starts: numpy.ndarray,
+    classes: Optional[TokenClasses] = None,
+    *,
+    wrapped: Optional[bool] = None,
 ) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) with a start after every single
     line break when the text has one sentence per line: in text that is not
@@ -642,7 +646,8 @@ def lines_end_sentences(
     their sentences (``short_lines_hold_one``) in text that is not hard-wrapped, or where
     ``LINE_HOLD_SHARE`` of the line breaks already start one. The lines indented under a
     list item (``item_continuations``) are the item's, not lines of their own: they
-    neither count nor get a start. Returns a new array of ``starts``' dtype."""
+    neither count nor get a start. ``wrapped``: ``hard_wrapped(doc.text)``, where the
+    caller has it. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     # (an item's wrapped lines are no lines of their own)
@@ -651,7 +656,8 @@ def lines_end_sentences(
         return out
     started = out[after] != 0
     share = started.mean()
-    wrapped = hard_wrapped(doc.text)
+    if wrapped is None:
+        wrapped = hard_wrapped(doc.text)
     if not wrapped and share < UNWRAPPED_LINE_SENTENCE_SHARE:
         lines = numpy.cumsum(line_firsts(doc, classes.space)) - 1
         held = lines[unmarked_line_starts(doc, out, classes)]
@@ -1220,9 +1226,11 @@ def line_rules(
     held = classes.numbered | dialogue_tags(doc, classes)
     starts = numpy.where(held, 0, starts).astype(starts.dtype)
     if paragraph_breaks:
-        starts = lines_end_sentences(doc, starts, classes)
+        # (both rules read whether the text is hard-wrapped; it has to have lines)
+        wrapped = LINE_BREAK.search(doc.text) is not None and hard_wrapped(doc.text)
+        starts = lines_end_sentences(doc, starts, classes, wrapped=wrapped)
         starts = list_lines_start_sentences(doc, starts, classes)
-        starts = short_lines_end_sentences(doc, starts, classes)
+        starts = short_lines_end_sentences(doc, starts, classes, wrapped=wrapped)
     starts = join_list_markers(doc, starts, classes)
     if paragraph_breaks:
         starts = blocks_hold_one(doc, starts, classes)
@@ -1586,7 +1594,11 @@ def list_lines_start_sentences(
 
 
 def short_lines_end_sentences(
-    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+    doc: Doc,
+    starts: numpy.ndarray,
+    classes: Optional[TokenClasses] = None,
+    *,
+    wrapped: Optional[bool] = None,
 ) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) with a start on the line below
     every short line that opens a sentence and ends without punctuation: a line of at
@@ -1601,8 +1613,9 @@ def short_lines_end_sentences(
     have taken the first word of the line below (``takes_next_word``): its break is the
     writer's. Lines are read top down, so a start made here lets its line head the
     next. Text written in lower case is left alone (``"gone"`` | ``"library is
-    closed."``: a title or a line wrapped by hand, nothing tells them apart). Returns a
-    new array of ``starts``' dtype."""
+    closed."``: a title or a line wrapped by hand, nothing tells them apart). ``wrapped``:
+    ``hard_wrapped(doc.text)``, where the caller has it. Returns a new array of
+    ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     after = line_break_starts(doc, classes)
@@ -1619,7 +1632,6 @@ def short_lines_end_sentences(
     starting = out.astype(bool).tolist()
     starting[int(opening[0])] = True
     width: Optional[float] = None
-    wrapped: Optional[bool] = None
     below_lines = numpy.searchsorted(begins, idx[after], side="right") - 1
     for i, k, at in zip(after.tolist(), below_lines.tolist(), idx[after].tolist(), strict=True):
         above_first = first_of.get(k - 1)
@@ -1638,8 +1650,8 @@ def short_lines_end_sentences(
             or not (below[:1].isupper() or below[:1].isdigit())
         ):
             continue
-        if wrapped is None:
-            wrapped = hard_wrapped(text)
+        if width is None:
+            wrapped = hard_wrapped(text) if wrapped is None else wrapped
             lengths = [len(text[a:b].strip()) for a, b in zip(begins.tolist(), ends, strict=True)]
             width = text_width([n for n in lengths if n])
         if wrapped and not takes_next_word(above, line, width or 0.0):
