@@ -1814,7 +1814,8 @@ def unmarked_starts(
     if not free.any() or marked[free].mean() < share:
         return starts
     lands_marked = numpy.append(marked, False)[numpy.concatenate(([0], targets[:-1]))]
-    required = numpy.where(lands_marked, threshold, threshold_unmarked)
+    # (compared in the probabilities' own precision, as ``probs >= threshold`` is above)
+    required = numpy.where(lands_marked, threshold, threshold_unmarked).astype(probs.dtype)
     return layout_starts(
         doc,
         (probs >= required).astype("int32"),

@@ -2039,6 +2039,10 @@ def test_join_list_markers_does_not_depend_on_the_first_token_being_marked(
     unmarked=st.sampled_from([0.3, 0.6, 0.9]),
     paragraph_breaks=st.booleans(),
 )
+# a probability at ``threshold_unmarked`` itself, in float32
+@example(
+    which=0, marked_p=0.95, values={1: 0.9}, threshold=0.1, unmarked=0.9, paragraph_breaks=False
+)
 def test_unmarked_starts_lie_between_the_two_thresholds(
     which: int,
     marked_p: float,
