@@ -846,6 +846,18 @@ def line_firsts(doc: Doc, space: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def line_text_firsts(doc: Doc, space: numpy.ndarray) -> numpy.ndarray:
+    """The first token of text on each line (sorted token indices), given the Doc's
+    whitespace tokens (``TokenClasses.space``): the Doc's first text token begins a line,
+    after whatever whitespace leads it. Empty where the Doc has no text."""
+    text = numpy.flatnonzero(~space)
+    if not len(text):
+        return text
+    firsts = line_firsts(doc, space) & ~space
+    firsts[text[0]] = True
+    return numpy.flatnonzero(firsts)
+
+
 def sentence_texts(doc: Doc, sent_starts: Any) -> List[str]:
     """The text of each sentence (token index of its start; the last runs to the end of
     ``doc``), as ``Span.text``: from its first character to its last token's end."""
@@ -1581,13 +1593,8 @@ def list_lines_start_sentences(
     of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     space = (classes or token_classes(doc)).space
-    text = numpy.flatnonzero(~space)
-    if not len(text):
-        return out
-    firsts = line_firsts(doc, space) & ~space
-    # (the Doc's first text token begins a line, after whatever whitespace leads it)
-    firsts[text[0]] = True
-    items = [i for i in numpy.flatnonzero(firsts).tolist() if opens_item(doc, i, space)]
+    firsts = line_text_firsts(doc, space)
+    items = [i for i in firsts.tolist() if opens_item(doc, i, space)]
     if len(items) >= MIN_LIST_LINES:
         out[items] = 1
     return out
@@ -1623,9 +1630,7 @@ def short_lines_end_sentences(
         return out
     text = doc.text
     begins, ends = line_bounds(text)
-    firsts = line_firsts(doc, classes.space) & ~classes.space
-    firsts[numpy.flatnonzero(~classes.space)[0]] = True
-    opening = numpy.flatnonzero(firsts)
+    opening = line_text_firsts(doc, classes.space)
     idx = doc.to_array(IDX)
     lines = numpy.searchsorted(begins, idx[opening], side="right") - 1
     first_of = dict(zip(lines.tolist(), opening.tolist(), strict=True))
