@@ -310,8 +310,15 @@ def manifesto_docs(root: Path, separator: str = " ") -> List[TopicDocument]:
 
 
 def token_starts(doc: Any, char_starts: Sequence[int]) -> List[int]:
+    """The tokens of ``doc`` where segments starting at ``char_starts`` start: the token
+    at or after each offset; one with only whitespace before it is the document's start
+    (0), so a text that opens with an indented line has no segment of that indent alone
+    (which ``default_k`` would count, and no system finds)."""
     idx = [t.idx for t in doc]
-    return sorted({min(bisect.bisect_left(idx, c), len(doc) - 1) for c in char_starts})
+    lead = len(doc.text) - len(doc.text.lstrip())
+    return sorted(
+        {0 if c <= lead else min(bisect.bisect_left(idx, c), len(doc) - 1) for c in char_starts}
+    )
 
 
 def f1_within_one(ref: Sequence[int], hyp: Sequence[int], sent_starts: Sequence[int]) -> tuple:

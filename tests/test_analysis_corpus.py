@@ -7,6 +7,7 @@ from typing import Any, Dict, List
 
 import numpy as np
 import pytest
+import spacy
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from test_analysis_stats import is_png
@@ -736,9 +737,11 @@ def test_wrapped_articles_keep_the_sections(indent: str) -> None:
     """``wikitext_wrapped_docs``: each article's paragraphs hard-wrapped at 72 between
     words, their first lines indented by ``indent``, no blank lines, and the reference
     where each section's first paragraph begins (the paragraphs of the blank-line form,
-    in order)."""
-    from paper.topic_eval import wikitext_paragraph_docs, wikitext_wrapped_docs
+    in order); in tokens, the first section starts at the document's start, before its
+    indent, and every section at a token of its own."""
+    from paper.topic_eval import token_starts, wikitext_paragraph_docs, wikitext_wrapped_docs
 
+    tokenizer = spacy.blank("en")
     wrapped = wikitext_wrapped_docs("report", indent)
     blank = wikitext_paragraph_docs("report")
     assert len(wrapped) == len(blank) == 30
@@ -752,6 +755,10 @@ def test_wrapped_articles_keep_the_sections(indent: str) -> None:
             s == len(indent) or doc.text[s - len(indent) - 1 : s] == "\n" + indent
             for s in doc.starts
         )
+        tokens = tokenizer.make_doc(doc.text)
+        reference = token_starts(tokens, doc.starts)
+        assert reference[0] == 0 and len(reference) == len(doc.starts)
+        assert [tokens[i].idx for i in reference[1:]] == doc.starts[1:]
         if indent:
             paragraphs = plain.text.split("\n\n")
             opened = [line for line in doc.text.split("\n") if line.startswith(indent)]
