@@ -387,7 +387,8 @@ def cpu_seconds() -> float:
 def splitter_rows(
     names: Sequence[str], corpora: Dict[str, List[GoldDocument]]
 ) -> List[Dict[str, Any]]:
-    """A row per splitter and variant (``read_conllu_variants``): its scores and docs/s
+    """A row per splitter and variant (the keys of ``corpora``: ``read_conllu_variants``'
+    or ``paper.trained.paragraph_layouts``'): its scores and docs/s
     (``evaluate_splitter``), or why it is unavailable; each row is also printed to
     stderr."""
     rows: List[Dict[str, Any]] = []
@@ -396,7 +397,7 @@ def splitter_rows(
             split = load_splitter(name)
         except SplitterUnavailable as error:
             print(f"{name}: unavailable: {error}", file=sys.stderr)
-            rows += [{"system": name, "variant": v, "unavailable": str(error)} for v in VARIANTS]
+            rows += [{"system": name, "variant": v, "unavailable": str(error)} for v in corpora]
             continue
         for variant, docs in corpora.items():
             row = {"system": name, "variant": variant, **evaluate_splitter(split, docs).to_dict()}

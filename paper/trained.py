@@ -22,7 +22,7 @@ import platform
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from spacy_attnseg.gold import join_sentences
+from spacy_attnseg.gold import join_sentences, read_conllu_paragraphs
 
 from .boundaries import run_pipeline
 from .evaluation import (
@@ -81,6 +81,18 @@ def markdown(rows: List[Dict[str, Any]], title: str, notes: List[str]) -> str:
     return "\n".join([*lines, "", *notes]) + "\n"
 
 
+VARIANTS_NOTE = (
+    "- Variants (paper.evaluation): raw, as written; no-punct, every sentence's final "
+    ". ! ? removed and the text lowercased; lower-no-punct, every punctuation mark "
+    "removed (apostrophes and hyphens inside words stay) and the text lowercased."
+)
+LAYOUTS_NOTE = (
+    "- Variants (paper.trained.PARAGRAPH_LAYOUTS): the text as written, each paragraph "
+    "(# newpar) its sentences joined by spaces; one paragraph a line; the same "
+    "hard-wrapped at 72 characters; paragraphs between blank lines, hard-wrapped at 72."
+)
+
+
 def evaluate(
     pipelines: Sequence[str],
     test: Path,
@@ -89,15 +101,18 @@ def evaluate(
     splitters: Sequence[str],
     batch_size: int,
     threads: int,
+    paragraphs: bool = False,
 ) -> Dict[str, Any]:
     """Score every pipeline (``NAME=PATH``, or a shipped name alone) and splitter on every
-    variant of ``test``; write ``OUT.json`` and ``OUT.md``; return the JSON payload."""
+    variant of ``test`` (``paragraphs``: on its documents in each of
+    ``PARAGRAPH_LAYOUTS`` instead); write ``OUT.json`` and ``OUT.md``; return the JSON
+    payload."""
     import torch
 
     from spacy_attnseg.loading import load_pipeline
 
     torch.set_num_threads(threads)
-    corpora = read_conllu_variants(test)
+    corpora = paragraph_layouts(test) if paragraphs else read_conllu_variants(test)
     rows: List[Dict[str, Any]] = []
     for spec in pipelines:
         name, _, path_text = spec.partition("=")
@@ -114,15 +129,13 @@ def evaluate(
 
     title = (
         f"Trained sentence-boundary pipelines and peers on {test.name} "
-        f"({len(corpora['raw'])} documents; boundary P/R/F1 x100, whitespace-insensitive, "
-        "document start not counted)"
+        f"({len(next(iter(corpora.values())))} documents; boundary P/R/F1 x100, "
+        "whitespace-insensitive, document start not counted)"
     )
     machine = f"{platform.machine()}, {threads} PyTorch threads, CPU"
     notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
-        "- Variants (paper.evaluation): raw, as written; no-punct, every sentence's final "
-        ". ! ? removed and the text lowercased; lower-no-punct, every punctuation mark "
-        "removed (apostrophes and hyphens inside words stay) and the text lowercased.",
+        LAYOUTS_NOTE if paragraphs else VARIANTS_NOTE,
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
         "attn_senter's thresholds (documents with / without sentence-final punctuation; "
         "starts without it in documents that mostly have it) were chosen on the held-out "
@@ -178,6 +191,38 @@ def short_documents(doc: GoldDocument, size: int) -> List[GoldDocument]:
         join_sentences(sentences[i : i + size], " ")
         for i in range(0, len(sentences) - size + 1, size)
     ]
+
+
+#: Layouts of a treebank's documents by their paragraphs (``# newpar``), each paragraph's
+#: sentences joined by spaces (value: the separator between paragraphs and the width the
+#: text is hard-wrapped at, 0 for none): one paragraph a line, as web pages, chat and
+#: exported notes give text; the same hard-wrapped, as a PDF's text or a typescript; and
+#: paragraphs between blank lines, hard-wrapped, as e-mail and plain-text books.
+PARAGRAPH_LAYOUTS: Dict[str, Tuple[str, int]] = {
+    "one paragraph a line": ("\n", 0),
+    "one paragraph a line, wrapped at 72": ("\n", 72),
+    "blank lines between paragraphs, wrapped at 72": ("\n\n", 72),
+}
+
+
+def paragraph_layouts(path: Path) -> Dict[str, List[GoldDocument]]:
+    """The documents of the CoNLL-U file ``path`` in each of ``PARAGRAPH_LAYOUTS``, with
+    their sentences' starts (``read_conllu_paragraphs``)."""
+    documents = read_conllu_paragraphs(path)
+    corpora: Dict[str, List[GoldDocument]] = {}
+    for layout, (separator, width) in PARAGRAPH_LAYOUTS.items():
+        corpora[layout] = []
+        for paragraphs in documents:
+            lines = [join_sentences(sentences, " ") for sentences in paragraphs]
+            texts = [wrap(line.text, width) if width else line.text for line in lines]
+            whole = join_sentences(texts, separator)
+            starts = [
+                offset + start
+                for line, offset in zip(lines, whole.starts, strict=True)
+                for start in line.starts
+            ]
+            corpora[layout].append(GoldDocument(text=whole.text, starts=starts))
+    return corpora
 
 
 def layout_rows(

@@ -40,6 +40,12 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--splitters", nargs="*", default=list(SPLITTERS), choices=list(SPLITTERS))
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--paragraphs",
+        action="store_true",
+        help="score the documents laid out by their paragraphs (paper.trained."
+        "PARAGRAPH_LAYOUTS) instead of the variants with and without punctuation",
+    )
     args = parser.parse_args(argv)
     evaluate(
         args.pipeline,
@@ -48,6 +54,7 @@ def main(argv: List[str] | None = None) -> int:
         splitters=args.splitters,
         batch_size=args.batch_size,
         threads=args.threads,
+        paragraphs=args.paragraphs,
     )
     print(Path(f"{args.out}.md").read_text(encoding="utf8"))
     return 0

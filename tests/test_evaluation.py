@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from paper.evaluation import (
     SPLITTERS,
-    VARIANTS,
     BoundaryScores,
     GoldDocument,
     SplitFn,
@@ -114,6 +113,36 @@ def test_read_conllu_paragraphs(tiny_path: Path, tmp_path: Path) -> None:
         [["One.", "Two."], ["Three."]],
         [["Four."], ["Five."]],
     ]
+
+
+def test_paragraph_layouts_keep_every_sentence_and_lay_out_the_paragraphs() -> None:
+    """``paper.trained.paragraph_layouts`` of EWT test: in each layout, a document's
+    sentences and their boundaries are those ``read_conllu_documents`` reads (compared
+    whitespace-insensitively); its paragraphs are the lines, or the blocks between blank
+    lines (wrapped or not), and a wrapped line is at most 72 characters unless it is one
+    word."""
+    from paper.trained import PARAGRAPH_LAYOUTS, paragraph_layouts
+
+    joined = read_conllu_documents(EWT_TEST)
+    paragraphs = read_conllu_paragraphs(EWT_TEST)
+    corpora = paragraph_layouts(EWT_TEST)
+    assert list(corpora) == list(PARAGRAPH_LAYOUTS)
+    for layout, (separator, width) in PARAGRAPH_LAYOUTS.items():
+        docs = corpora[layout]
+        assert len(docs) == len(joined) == len(paragraphs)
+        for doc, plain, paras in zip(docs, joined, paragraphs, strict=True):
+            assert doc.text.split() == plain.text.split()
+            assert boundary_positions(doc.text, doc.starts) == boundary_positions(
+                plain.text, plain.starts
+            )
+            if separator == "\n\n" or not width:  # wrapped lines hide where one ends
+                blocks = doc.text.split(separator)
+                assert [b.split() for b in blocks] == [" ".join(p).split() for p in paras]
+            lines = doc.text.split("\n")
+            if width:
+                assert all(len(line) <= width or " " not in line for line in lines)
+            else:
+                assert len(lines) == len(paras)
 
 
 def test_read_conllu_documents_no_punct(tiny_path: Path) -> None:
@@ -285,7 +314,9 @@ def test_splitter_rows_score_every_variant_or_say_why_not(
         ("rule", "no-punct"),
     ]
     assert (rows[0]["f"], rows[1]["f"]) == (100.0, 0.0)
-    assert [r["system"] for r in rows[2:]] == ["fake"] * len(VARIANTS)
+    # an unavailable splitter: a row for each of the corpora's variants, as an available one
+    variants = [(r["system"], r["variant"]) for r in rows[2:]]
+    assert variants == [("fake", "raw"), ("fake", "no-punct")]
     assert all("not_a_real_module_xyz" in r["unavailable"] for r in rows[2:])
 
 
