@@ -11,16 +11,21 @@ as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds i
 the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's. A text that holds a
 lone surrogate, which spaCy's tokenizer stops on with a ``UnicodeEncodeError``, is E128.
 
-:class:`ZeroWidthTokenizer` (``spacy-attnseg.Tokenizer.v2``, the shipped configs') also
+:class:`ZeroWidthTokenizer` (``spacy-attnseg.Tokenizer.v2``) also
 reads a zero-width space or U+FEFF as a space, where spaCy's tokenizer reads them as
 letters: ``"back.\u200bNext"`` is ``"back"``, ``"."``, ``"\u200b"``, ``"Next"`` rather
 than one token. Text without them it tokenizes as ``RunTokenizer`` does.
+
+``spacy-attnseg.Tokenizer.v3`` (the shipped configs') is ``.v2`` with a footnote marker
+glued to the punctuation that ends a sentence split off (``GLUED_MARKER_INFIXES``):
+``"1990.[3] The"`` is ``"1990"``, ``"."``, ``"["``, ``"3"``, ``"]"``, ``"The"``, where
+``.v2`` kept ``"1990.[3"`` one token, and no sentence could end at its period.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator, List, Optional, Type
+from typing import Callable, Iterator, List, Optional, Sequence, Type
 
 from spacy.attrs import IS_SPACE, NORM, ORTH
 from spacy.language import Language
@@ -136,9 +141,34 @@ class ZeroWidthTokenizer(RunTokenizer):
         return doc
 
 
-def with_defaults(nlp: Language, cls: Type[RunTokenizer] = RunTokenizer) -> RunTokenizer:
-    """A ``cls`` with the language's defaults (those of ``spacy.Tokenizer.v1``)."""
-    prefixes, suffixes, infixes = nlp.Defaults.prefixes, nlp.Defaults.suffixes, nlp.Defaults.infixes
+# A footnote marker glued to the sentence-final punctuation before it, as text copied
+# from Wikipedia holds them (``"built in 1990.[3] The next"``, ``"down.[4][5]"``,
+# ``"wet.[a]"``, ``"true.[citation needed]"``, ``'said."[3]'``): spaCy's tokenizer kept
+# ``"1990.[3"`` one token, so no sentence could end at its period. Within a run without
+# white space (whose last ``"]"`` spaCy has already split off), these infixes split
+# before the punctuation, at a ``"["`` after it (or after it and a closing quote), and at
+# each ``"]["`` between numbered markers, giving the tokens
+# ``sentences.REFERENCE_MARKER`` reads: ``"1990" "." "[" "3" "]"``. A marker glued to a
+# word without punctuation (``"long[1]"``) stays as spaCy makes it, as code's ``"v[0]"``
+# does; a chain of numbered indexes (``"v[0][1]"``) is split at its ``"]["``.
+_MARKER = r"(?:\d{1,3}[a-z]?(?:[,\u2013-]\d{1,3}[a-z]?)*|[a-z])(?:\]|[,\u2013-]?$)"
+_NUMBER = r"\d{1,3}[a-z]?(?:\]|$)"
+_QUOTE = "[\"'\u201d\u2019]"
+GLUED_MARKER_INFIXES = [
+    rf"(?<=[^\s.!?])(?=[.!?]+{_QUOTE}?\[(?:{_MARKER}|(?:citation|note)$))",
+    rf"(?:(?<=[.!?])|(?<=[.!?]{_QUOTE}))\[(?={_MARKER}|(?:citation|note)$)",
+    rf"(?<=\d)\](?=\[{_NUMBER})",
+    rf"(?<=\d\])\[(?={_NUMBER})",
+]
+
+
+def with_defaults(
+    nlp: Language, cls: Type[RunTokenizer] = RunTokenizer, extra_infixes: Sequence[str] = ()
+) -> RunTokenizer:
+    """A ``cls`` with the language's defaults (those of ``spacy.Tokenizer.v1``), and
+    ``extra_infixes`` besides the language's."""
+    prefixes, suffixes = nlp.Defaults.prefixes, nlp.Defaults.suffixes
+    infixes = [*(nlp.Defaults.infixes or ()), *extra_infixes]
     return cls(
         nlp.vocab,
         rules=nlp.Defaults.tokenizer_exceptions,
@@ -148,6 +178,15 @@ def with_defaults(nlp: Language, cls: Type[RunTokenizer] = RunTokenizer) -> RunT
         token_match=nlp.Defaults.token_match,
         url_match=nlp.Defaults.url_match,
     )
+
+
+def read_zero_width_as_space(nlp: Language) -> None:
+    """The vocabulary's ``IS_SPACE`` reads each ``ZERO_WIDTH`` character as a space
+    (``reads_as_space``), as ``ZeroWidthTokenizer``'s tokens need."""
+    # (spaCy's stubs leave the getters out; a new lexeme's flags come from them)
+    nlp.vocab.lex_attr_getters[IS_SPACE] = reads_as_space  # type: ignore[attr-defined]
+    for character in ZERO_WIDTH:  # (a lexeme made before keeps its flags)
+        nlp.vocab[character].is_space = True
 
 
 @registry.tokenizers("spacy-attnseg.Tokenizer.v1")
@@ -162,10 +201,20 @@ def create_zero_width_tokenizer() -> Callable[[Language], Tokenizer]:
     ``IS_SPACE`` reads each ``ZERO_WIDTH`` character as a space (``reads_as_space``)."""
 
     def tokenizer_factory(nlp: Language) -> Tokenizer:
-        # (spaCy's stubs leave the getters out; a new lexeme's flags come from them)
-        nlp.vocab.lex_attr_getters[IS_SPACE] = reads_as_space  # type: ignore[attr-defined]
-        for character in ZERO_WIDTH:  # (a lexeme made before keeps its flags)
-            nlp.vocab[character].is_space = True
+        read_zero_width_as_space(nlp)
         return with_defaults(nlp, ZeroWidthTokenizer)
+
+    return tokenizer_factory
+
+
+@registry.tokenizers("spacy-attnseg.Tokenizer.v3")
+def create_marker_tokenizer() -> Callable[[Language], Tokenizer]:
+    """``spacy-attnseg.Tokenizer.v2``, with a footnote marker glued to the sentence-final
+    punctuation before it split off (``GLUED_MARKER_INFIXES``): ``"1990.[3]"`` is
+    ``"1990" "." "[" "3" "]"``."""
+
+    def tokenizer_factory(nlp: Language) -> Tokenizer:
+        read_zero_width_as_space(nlp)
+        return with_defaults(nlp, ZeroWidthTokenizer, GLUED_MARKER_INFIXES)
 
     return tokenizer_factory

@@ -21,6 +21,7 @@ from spacy_attnseg.tokenizer import (
     ZERO_WIDTH,
     RunTokenizer,
     ZeroWidthTokenizer,
+    create_marker_tokenizer,
     create_tokenizer,
     create_zero_width_tokenizer,
     cuts,
@@ -112,6 +113,99 @@ def test_zero_width_characters_read_as_spaces(zero_width: Tuple[Any, Any], text:
         assert tokens(doc) == tokens(run_tokenizer(text))
 
 
+@pytest.fixture(scope="module")
+def marker() -> Tuple[Any, Any]:
+    """``ZeroWidthTokenizer`` as ``.v2`` builds it and as ``.v3`` does (with
+    ``GLUED_MARKER_INFIXES``), each on a vocabulary of its own."""
+    return (
+        create_zero_width_tokenizer()(spacy.blank("en")),
+        create_marker_tokenizer()(spacy.blank("en")),
+    )
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("built in 1990.[3] The", "built in 1990 . [ 3 ] The"),
+        ("down.[4][5][6] Nobody", "down . [ 4 ] [ 5 ] [ 6 ] Nobody"),
+        ("wet.[a] Then", "wet . [ a ] Then"),
+        ("true.[citation needed] Then", "true . [ citation needed ] Then"),
+        ("claimed.[note 3] Then", "claimed . [ note 3 ] Then"),
+        ("Done![12] Next", "Done ! [ 12 ] Next"),
+        ("seen.[4, 5] and.[6–8] so", "seen . [ 4 , 5 ] and . [ 6–8 ] so"),
+        ('said."[3] Next', 'said . " [ 3 ] Next'),
+        ("end.[3]\nNext", "end . [ 3 ] \n Next"),
+        # a chain of numbered indexes is split at its "]["
+        ("v[0][1] = 2", "v[0 ] [ 1 ] = 2"),
+    ],
+)
+def test_a_glued_footnote_marker_is_split(
+    marker: Tuple[Any, Any], text: str, expected: str
+) -> None:
+    """``.v3`` splits a footnote marker glued to the punctuation that ends a sentence,
+    as text copied from Wikipedia holds them; ``.v2`` kept ``"1990.[3"`` one token."""
+    zero_width_tokenizer, marker_tokenizer = marker
+    doc = marker_tokenizer(text)
+    assert doc.text == text
+    assert [t.text for t in doc] == expected.split(" ")
+    assert [t.text for t in zero_width_tokenizer(text)] != expected.split(" ")
+
+
+@pytest.mark.parametrize(
+    "text", ["long[1] and", "version 2.0[1] ok", "see [3]. Then", "cut.[...] Then", "a[i]."]
+)
+def test_a_marker_after_a_word_stays_as_spacy_makes_it(marker: Tuple[Any, Any], text: str) -> None:
+    """A marker glued to a word or a number without punctuation, one after a space, an
+    elision and an index: ``.v3``'s tokens are ``.v2``'s."""
+    zero_width_tokenizer, marker_tokenizer = marker
+    assert tokens(marker_tokenizer(text)) == tokens(zero_width_tokenizer(text))
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(
+    text=st.lists(
+        st.one_of(
+            ZERO_WIDTH_PARTS,
+            st.sampled_from(["[", "]", "[3]", ".[", "][", "x.[1]", "[a]", "v[0][1]", "2"]),
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_the_marker_tokenizer_only_splits_further(marker: Tuple[Any, Any], text: str) -> None:
+    """``.v3``'s tokens are ``.v2``'s, some of them split: every place ``.v2`` starts a
+    token, ``.v3`` does, white space and norms of the tokens they share the same; text
+    without ``"["`` gets the same tokens."""
+    zero_width_tokenizer, marker_tokenizer = marker
+    before, after = zero_width_tokenizer(text), marker_tokenizer(text)
+    assert after.text == text
+    assert {t.idx for t in before} <= {t.idx for t in after}
+    kept = {(t.idx, t.text): t for t in after}
+    for token in before:
+        if (token.idx, token.text) in kept:
+            assert kept[token.idx, token.text].whitespace_ == token.whitespace_
+            assert kept[token.idx, token.text].is_space == token.is_space
+    if "[" not in text:
+        assert tokens(after) == tokens(before)
+
+
+def test_a_sentence_ends_before_a_glued_footnote_marker(default_nlp: Any) -> None:
+    """Text copied from Wikipedia glues its footnote markers to the sentence they
+    follow; each sentence ends after its markers (``sentences.REFERENCE_MARKER``), where
+    with ``.v2``'s tokens the sentences after the first two ran together."""
+    text = (
+        "The bridge was built in 1990.[3] The next year it burned down.[4][5] Nobody was "
+        "hurt.[citation needed] It was rebuilt in stone.[a]"
+    )
+    doc = default_nlp(text)
+    assert doc.text == text
+    assert [s.text.strip() for s in doc.sents] == [
+        "The bridge was built in 1990.[3]",
+        "The next year it burned down.[4][5]",
+        "Nobody was hurt.[citation needed]",
+        "It was rebuilt in stone.[a]",
+    ]
+
+
 def test_a_sentence_starts_after_a_zero_width_space(default_nlp: Any) -> None:
     """Web text holds zero-width spaces, and files joined together a byte-order mark at
     each one's start; spaCy's tokenizer read ``"noticed.\u200bThen"`` as one token, at
@@ -155,7 +249,7 @@ def test_the_shipped_pipelines_use_it_and_keep_it(tmp_path: Path) -> None:
     text = "Look: " + "?!" * 400 + " Then\u200ba sentence.\u200b\n\ufeffMore."
     assert tokens(loaded.tokenizer(text)) == tokens(nlp.tokenizer(text))
     assert [t.is_space for t in loaded.tokenizer(text)] == [t.is_space for t in nlp(text)]
-    assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == "spacy-attnseg.Tokenizer.v2"
+    assert nlp.config["nlp"]["tokenizer"]["@tokenizers"] == "spacy-attnseg.Tokenizer.v3"
 
 
 @pytest.mark.parametrize(
