@@ -141,10 +141,11 @@ class TokenClasses:
     * ``terminal``: an ``UNAMBIGUOUS_FINAL`` mark (``。``, ``؟``, ...), which always ends
       its sentence;
     * ``closes``: a Markdown emphasis marker that closes the word before it (``"a
-      *word*: b"``; not after final punctuation, as in ``"*Stop.* Go"``): it
-      ``continues``, and a start the model puts on it is dropped rather than moved on
-      (``placed_starts``). One that opens the word after it (whitespace or the start of
-      the Doc before it) ``opens``;
+      *word*: b"``; not after final punctuation, as in ``"*Stop.* Go"``), which
+      ``continues``, or a footnote marker after a word on the same line (``"classes
+      [17], [18] and"``, ``reference_markers``): a start the model puts on it is dropped
+      rather than moved on (``placed_starts``). An emphasis marker that opens the word
+      after it (whitespace or the start of the Doc before it) ``opens``;
     * ``numbering``: the full stop of an abbreviation that numbers what follows it
       (``numbered_references``: the ``"."`` of ``"No. 1"``), which ends no sentence;
     * ``numbered``: that number's first token (the ``"1"``), on which no sentence
@@ -206,13 +207,16 @@ _OPEN_ROUND, _CLOSE_ROUND = get_string_id("("), get_string_id(")")
 
 def reference_markers(
     doc: Doc, orths: numpy.ndarray, final: numpy.ndarray, continues: numpy.ndarray
-) -> List[Tuple[int, int]]:
+) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]]]:
     """Token ranges ``[a, b)`` of the ``REFERENCE_MARKER``s and ``ISSUE_REFERENCE``s of
-    ``doc`` that follow sentence-final punctuation on the same line (with only
-    whitespace, closing brackets or quotes, or other such markers between). ``orths``,
-    ``final`` and ``continues``: per token, as in ``token_classes``; a marker that
-    starts a line (an entry of a reference list) opens its sentence instead."""
+    ``doc``: those that follow sentence-final punctuation on the same line (with only
+    whitespace, closing brackets or quotes, or other such markers between), and those
+    that follow a word or other text on the same line (``"stops taking classes [17],
+    [18] and"``). ``orths``, ``final`` and ``continues``: per token, as in
+    ``token_classes``; a marker that starts a line (an entry of a reference list) opens
+    its sentence instead, and is in neither list."""
     found: List[Tuple[int, int]] = []
+    inline: List[Tuple[int, int]] = []
     continues = continues.copy()  # (a marker found continues, for the next one)
     for a in numpy.flatnonzero((orths == _OPEN_SQUARE) | (orths == _OPEN_ROUND)).tolist():
         square = orths[a] == _OPEN_SQUARE
@@ -229,7 +233,9 @@ def reference_markers(
         if final[k]:
             found.append((a, b))
             continues[a:b] = True
-    return found
+        elif not continues[k]:
+            inline.append((a, b))
+    return found, inline
 
 
 def token_classes(doc: Doc) -> TokenClasses:
@@ -247,7 +253,8 @@ def token_classes(doc: Doc) -> TokenClasses:
     opening_only = left & ~right
     continues = final | space | (right & ~left) | (quote & ~opening_only & attached)
     opens = opening_only | (quote & left & ~attached)
-    for a, b in reference_markers(doc, values[:, 0], final, continues):
+    after_final, inline = reference_markers(doc, values[:, 0], final, continues)
+    for a, b in after_final:
         continues[a:b] = True
         opens[a:b] = False
     # a Markdown image's "!" ("![alt](src)") after whitespace, at the Doc's start or
@@ -271,6 +278,8 @@ def token_classes(doc: Doc) -> TokenClasses:
             closes[a:b] = not final[a - 1]
         elif b < n and values[b - 1, 5] == 0 and not space[b]:
             continues[a:b], opens[a:b] = False, True
+    for a, b in inline:  # (a footnote marker after a word starts no sentence)
+        closes[a:b], opens[a:b] = True, False
     blank = paragraph_break_tokens(doc, space)
     terminal = numpy.isin(values[:, 0], _TERMINAL_IDS)
     numbering = numpy.zeros(n, dtype=bool)
