@@ -19,7 +19,9 @@ than one token. Text without them it tokenizes as ``RunTokenizer`` does.
 ``spacy-attnseg.Tokenizer.v3`` (the shipped configs') is ``.v2`` with a footnote marker
 glued to the punctuation that ends a sentence split off (``GLUED_MARKER_INFIXES``):
 ``"1990.[3] The"`` is ``"1990"``, ``"."``, ``"["``, ``"3"``, ``"]"``, ``"The"``, where
-``.v2`` kept ``"1990.[3"`` one token, and no sentence could end at its period.
+``.v2`` kept ``"1990.[3"`` one token, and no sentence could end at its period. It also
+splits the other scripts' sentence terminals inside a run (``"话。这"``), which spaCy's
+English tokenizer splits only at a run's end.
 """
 
 from __future__ import annotations
@@ -162,6 +164,17 @@ GLUED_MARKER_INFIXES = [
 ]
 
 
+def terminal_infix() -> str:
+    """An infix of a run of the other scripts' sentence terminals
+    (``sentences.UNAMBIGUOUS_FINAL``: ``"。"``, ``"！"``, ``"؟"``, ``"।"``, ...), which
+    always end a sentence: spaCy's English tokenizer splits one off the end of a run
+    without white space but not inside it, so ``"第一句话。第二句话"`` was one token."""
+    from .sentences import UNAMBIGUOUS_FINAL  # (sentences imports this module)
+
+    marks = "".join(sorted(mark for mark in UNAMBIGUOUS_FINAL if len(mark) == 1))
+    return f"[{re.escape(marks)}]+"
+
+
 def with_defaults(
     nlp: Language, cls: Type[RunTokenizer] = RunTokenizer, extra_infixes: Sequence[str] = ()
 ) -> RunTokenizer:
@@ -210,11 +223,13 @@ def create_zero_width_tokenizer() -> Callable[[Language], Tokenizer]:
 @registry.tokenizers("spacy-attnseg.Tokenizer.v3")
 def create_marker_tokenizer() -> Callable[[Language], Tokenizer]:
     """``spacy-attnseg.Tokenizer.v2``, with a footnote marker glued to the sentence-final
-    punctuation before it split off (``GLUED_MARKER_INFIXES``): ``"1990.[3]"`` is
-    ``"1990" "." "[" "3" "]"``."""
+    punctuation before it split off (``GLUED_MARKER_INFIXES``: ``"1990.[3]"`` is
+    ``"1990" "." "[" "3" "]"``), and the other scripts' sentence terminals inside a run
+    without white space (``terminal_infix``: ``"话。这"`` is ``"话" "。" "这"``)."""
 
     def tokenizer_factory(nlp: Language) -> Tokenizer:
         read_zero_width_as_space(nlp)
-        return with_defaults(nlp, ZeroWidthTokenizer, GLUED_MARKER_INFIXES)
+        infixes = [*GLUED_MARKER_INFIXES, terminal_infix()]
+        return with_defaults(nlp, ZeroWidthTokenizer, infixes)
 
     return tokenizer_factory

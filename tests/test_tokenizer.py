@@ -188,6 +188,38 @@ def test_the_marker_tokenizer_only_splits_further(marker: Tuple[Any, Any], text:
         assert tokens(after) == tokens(before)
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("第一句话。第二句话！English", "第一句话 。 第二句话 ！ English"),
+        ("これは本です。それはペンです。", "これは本です 。 それはペンです 。"),
+        ("ok؟yes end।next what‽really", "ok ؟ yes end । next what ‽ really"),
+    ],
+)
+def test_another_scripts_terminal_inside_a_run_is_split(
+    marker: Tuple[Any, Any], text: str, expected: str
+) -> None:
+    """``.v3`` splits the other scripts' sentence terminals (``terminal_infix``) inside
+    a run without white space, where ``.v2``, as spaCy's English tokenizer, split them
+    only off a run's end."""
+    zero_width_tokenizer, marker_tokenizer = marker
+    assert [t.text for t in marker_tokenizer(text)] == expected.split(" ")
+    assert [t.text for t in zero_width_tokenizer(text)] != expected.split(" ")
+
+
+def test_a_sentence_ends_at_another_scripts_terminal(default_nlp: Any) -> None:
+    """A CJK full stop or exclamation mark always ends its sentence
+    (``sentences.UNAMBIGUOUS_FINAL``), also where no space follows it, as CJK text
+    writes it; with ``.v2``'s tokens this text was one sentence."""
+    text = "这是第一句话。这是第二句话！English follows here."
+    doc = default_nlp(text)
+    assert [s.text.strip() for s in doc.sents] == [
+        "这是第一句话。",
+        "这是第二句话！",
+        "English follows here.",
+    ]
+
+
 def test_a_sentence_ends_before_a_glued_footnote_marker(default_nlp: Any) -> None:
     """Text copied from Wikipedia glues its footnote markers to the sentence they
     follow; each sentence ends after its markers (``sentences.REFERENCE_MARKER``), where
