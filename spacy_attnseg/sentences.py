@@ -1601,12 +1601,17 @@ def list_lines_start_sentences(
     item is at least a sentence, with or without final punctuation. Returns a new array
     of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
-    space = (classes or token_classes(doc)).space
+    out[list_item_lines(doc, (classes or token_classes(doc)).space)] = 1
+    return out
+
+
+def list_item_lines(doc: Doc, space: numpy.ndarray) -> List[int]:
+    """The first tokens of the lines that open a list item (``opens_item``), where the
+    text has at least ``MIN_LIST_LINES`` of them; else none. ``space``: per token,
+    whether it is whitespace."""
     firsts = line_text_firsts(doc, space)
     items = [i for i in firsts.tolist() if opens_item(doc, i, space)]
-    if len(items) >= MIN_LIST_LINES:
-        out[items] = 1
-    return out
+    return items if len(items) >= MIN_LIST_LINES else []
 
 
 def short_lines_end_sentences(
@@ -1619,7 +1624,9 @@ def short_lines_end_sentences(
     """``starts`` (one value per token, nonzero = start) with a start on the line below
     every short line that opens a sentence and ends without punctuation: a line of at
     most ``HEADING_WORDS`` words, with a letter, without ``CLOSING`` punctuation at its
-    end and not opening a list item (``opens_item_line``), whose first token starts a
+    end and not opening a list item (``opens_item_line``) unless the text has a list
+    (``list_item_lines``: a list's last item ends before the line after it), whose
+    first token starts a
     sentence (the text's first does), over a line that opens with a capital or a digit
     after its ``LINE_OPENERS``, both at the margin (an indented line is code, a
     quotation or a paragraph's first line). Such a line is a title (``"Great Service"`` over a
@@ -1646,6 +1653,7 @@ def short_lines_end_sentences(
     starting = out.astype(bool).tolist()
     starting[int(opening[0])] = True
     width: Optional[float] = None
+    items: Optional[set[int]] = None  # (the list's item lines, read when one is above)
     below_lines = numpy.searchsorted(begins, idx[after], side="right") - 1
     for i, k, at in zip(after.tolist(), below_lines.tolist(), idx[after].tolist(), strict=True):
         above_first = first_of.get(k - 1)
@@ -1660,10 +1668,14 @@ def short_lines_end_sentences(
             len(above.split()) > HEADING_WORDS
             or CLOSING.search(above)
             or not LETTER.search(above)
-            or opens_item_line(above)
             or not (below[:1].isupper() or below[:1].isdigit())
         ):
             continue
+        if opens_item_line(above):
+            if items is None:
+                items = set(list_item_lines(doc, classes.space))
+            if above_first not in items:
+                continue
         if width is None:
             wrapped = hard_wrapped(text) if wrapped is None else wrapped
             lengths = [len(text[a:b].strip()) for a, b in zip(begins.tolist(), ends, strict=True)]

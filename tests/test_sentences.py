@@ -33,6 +33,7 @@ from spacy_attnseg.markup import (
 )
 from spacy_attnseg.sentences import (
     MARKED_HEADING,
+    MIN_LIST_LINES,
     NOT_HEADING,
     PLAIN_HEADING,
     blocks_hold_one,
@@ -301,14 +302,18 @@ def test_short_lines_end_sentences(lines: list[str]) -> None:
     """With no start predicted, a line starts a sentence where the line above it starts
     one (the first does) and is short without punctuation, and the line itself opens
     with a capital or a digit: read top down from the labels of ``SHORT_LINES``, in any
-    text of those lines that is not hard-wrapped. Nothing else starts."""
+    text of those lines that is not hard-wrapped; a list's item ends its sentence so
+    too, where the text has a list (``MIN_LIST_LINES`` item lines or more). Nothing
+    else starts."""
     text = "\n".join(lines)
     assume(not hard_wrapped(text))
     doc = EN(text)
     firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+    listed = sum(line.startswith("- ") for line in lines) >= MIN_LIST_LINES
     heads = [True]
     for above, line in itertools.pairwise(lines):
-        heads.append(heads[-1] and SHORT_LINES[above][0] and SHORT_LINES[line][1])
+        ends = SHORT_LINES[above][0] or (listed and above.startswith("- "))
+        heads.append(heads[-1] and ends and SHORT_LINES[line][1])
     expected = [i for i, head in zip(firsts[1:], heads[1:], strict=True) if head]
     none = numpy.zeros(len(doc), dtype="int32")
     assert numpy.flatnonzero(short_lines_end_sentences(doc, none)).tolist() == expected
@@ -1654,6 +1659,22 @@ def test_titles_and_unpunctuated_lists_are_sentences(default_nlp: Any) -> None:
     ]
     code = "Example\n\n    foo bar\n    Baz qux\n    Quux\n\nDone here."
     assert [s.text.strip() for s in default_nlp(code).sents][1] == "foo bar\n    Baz qux\n    Quux"
+
+
+def test_a_lists_last_item_ends_its_sentence(default_nlp: Any) -> None:
+    """The last item of a list, without punctuation, ends its sentence above a line that
+    opens with a capital (the model alone ran it on into that line); a single item
+    wrapped by hand at a capitalised word stays one sentence (a list has at least
+    ``MIN_LIST_LINES`` items)."""
+    for text, last in [
+        ("Steps:\n1) Open the box\n2) Remove the device\n3) Plug it in\nThat's it.", "That's it."),
+        ("You need:\n* a laptop\n* a charger\nBring both tomorrow.", "Bring both tomorrow."),
+        ("Agenda\n1. Budget\n2. Hiring\n3. Other business\nWe start at 10.", "We start at 10."),
+    ]:
+        sentences = [s.text.strip() for s in default_nlp(text).sents]
+        assert sentences[-1] == last and len(sentences) == text.count("\n") + 1
+    wrapped = "1. Open the lid carefully and remove the\nBattery from its slot."
+    assert len(list(default_nlp(wrapped).sents)) == 1
 
 
 @pytest.mark.parametrize(
