@@ -60,20 +60,8 @@ from .markup import (
     says_nothing,
     text_blocks,
 )
-from .tokenizer import LONG_RUN
+from .tokenizer import LONG_RUN, SENTENCE_FINAL, UNAMBIGUOUS_FINAL
 
-# Sentence-final punctuation: tokens that continue a separator run instead of starting
-# the next sentence. Beside the ASCII ones, Unicode's sentence terminals of the scripts
-# spaCy's tokenizers split off: CJK full stops and full-width marks, Arabic and Urdu,
-# Devanagari, Armenian, Ethiopic, Myanmar and the small forms.
-SENTENCE_FINAL = frozenset(
-    [".", "!", "?", "...", "…", "‼", "‽", "⁇", "⁈", "⁉"]
-    + ["。", "｡", "！", "？", "．", "﹒", "﹖", "﹗"]
-    + ["؟", "۔", "।", "॥", "։", "።", "፧", "፨", "။", "᙮", "߹"]
-)
-# Terminals that end a sentence wherever they stand (no abbreviations or decimals use
-# them): every SENTENCE_FINAL mark but the ASCII ones and the ellipses.
-UNAMBIGUOUS_FINAL = SENTENCE_FINAL - {".", "!", "?", "...", "…", "．", "﹒"}
 ANY = "any"
 PUNCT = "punct"
 

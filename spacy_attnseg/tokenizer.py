@@ -37,6 +37,20 @@ from spacy.util import compile_infix_regex, compile_prefix_regex, compile_suffix
 
 from .errors import Errors
 
+# Sentence-final punctuation: tokens that continue a separator run instead of starting
+# the next sentence (``sentences``). Beside the ASCII ones, Unicode's sentence terminals
+# of the scripts spaCy's tokenizers split off: CJK full stops and full-width marks,
+# Arabic and Urdu, Devanagari, Armenian, Ethiopic, Myanmar and the small forms.
+SENTENCE_FINAL = frozenset(
+    [".", "!", "?", "...", "…", "‼", "‽", "⁇", "⁈", "⁉"]
+    + ["。", "｡", "！", "？", "．", "﹒", "﹖", "﹗"]
+    + ["؟", "۔", "।", "॥", "։", "።", "፧", "፨", "။", "᙮", "߹"]
+)
+# Terminals that end a sentence wherever they stand (no abbreviations or decimals use
+# them): every SENTENCE_FINAL mark but the ASCII ones and the ellipses. This tokenizer
+# splits them inside a run without white space (``terminal_infix``).
+UNAMBIGUOUS_FINAL = SENTENCE_FINAL - {".", "!", "?", "...", "…", "．", "﹒"}
+
 #: a lone half of a UTF-16 surrogate pair (``json.loads`` gives one for an escape such as
 #: ``"\\udcff"``, ``surrogateescape`` for a byte that is not UTF-8): no encoder (spaCy's
 #: string store, the model's tokenizer) accepts one
@@ -166,11 +180,9 @@ GLUED_MARKER_INFIXES = [
 
 def terminal_infix() -> str:
     """An infix of a run of the other scripts' sentence terminals
-    (``sentences.UNAMBIGUOUS_FINAL``: ``"。"``, ``"！"``, ``"؟"``, ``"।"``, ...), which
-    always end a sentence: spaCy's English tokenizer splits one off the end of a run
-    without white space but not inside it, so ``"第一句话。第二句话"`` was one token."""
-    from .sentences import UNAMBIGUOUS_FINAL  # (sentences imports this module)
-
+    (``UNAMBIGUOUS_FINAL``: ``"。"``, ``"！"``, ``"؟"``, ``"।"``, ...), which always end
+    a sentence: spaCy's English tokenizer splits one off the end of a run without white
+    space but not inside it, so ``"第一句话。第二句话"`` was one token."""
     marks = "".join(sorted(mark for mark in UNAMBIGUOUS_FINAL if len(mark) == 1))
     return f"[{re.escape(marks)}]+"
 
