@@ -170,11 +170,13 @@ class ZeroWidthTokenizer(RunTokenizer):
 _MARKER = r"(?:\d{1,3}[a-z]?(?:[,\u2013-]\d{1,3}[a-z]?)*|[a-z])(?:\]|[,\u2013-]?$)"
 _NUMBER = r"\d{1,3}[a-z]?(?:\]|$)"
 _QUOTE = "[\"'\u201d\u2019]"
+# (each opens with the character it splits off, and only then looks behind it: a pattern
+# that opens by looking behind is tried at every character of every run)
 GLUED_MARKER_INFIXES = [
-    rf"(?<=[^\s.!?])(?=[.!?]+{_QUOTE}?\[(?:{_MARKER}|(?:citation|note)$))",
-    rf"(?:(?<=[.!?])|(?<=[.!?]{_QUOTE}))\[(?={_MARKER}|(?:citation|note)$)",
-    rf"(?<=\d)\](?=\[{_NUMBER})",
-    rf"(?<=\d\])\[(?={_NUMBER})",
+    rf"[.!?]+(?={_QUOTE}?\[(?:{_MARKER}|(?:citation|note)$))",
+    rf"\[(?:(?<=[.!?]\[)|(?<=[.!?]{_QUOTE}\[))(?={_MARKER}|(?:citation|note)$)",
+    rf"\](?<=\d\])(?=\[{_NUMBER})",
+    rf"\[(?<=\d\]\[)(?={_NUMBER})",
 ]
 
 
