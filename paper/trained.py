@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import json
 import platform
+import random
+import re
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from spacy_attnseg.gold import join_sentences, read_conllu_paragraphs
 
 from .boundaries import run_pipeline
 from .evaluation import (
     GoldDocument,
+    read_conllu_documents,
     read_conllu_variants,
     report_row,
     score_boundaries,
@@ -91,6 +94,12 @@ LAYOUTS_NOTE = (
     "(# newpar) its sentences joined by spaces; one paragraph a line; the same "
     "hard-wrapped at 72 characters; paragraphs between blank lines, hard-wrapped at 72."
 )
+MARKERS_NOTE = (
+    "- Variants (paper.trained.glued_markers): raw, the sentences joined by spaces; the "
+    "same with a footnote marker glued to half of the sentences that end with . ! ? "
+    "(seed 0), as text copied from Wikipedia holds them: [n], [n][n+1], [a], "
+    "[citation needed] or [n, n+2]."
+)
 
 
 def evaluate(
@@ -101,18 +110,19 @@ def evaluate(
     splitters: Sequence[str],
     batch_size: int,
     threads: int,
-    paragraphs: bool = False,
+    variants: str = "punctuation",
 ) -> Dict[str, Any]:
     """Score every pipeline (``NAME=PATH``, or a shipped name alone) and splitter on every
-    variant of ``test`` (``paragraphs``: on its documents in each of
-    ``PARAGRAPH_LAYOUTS`` instead); write ``OUT.json`` and ``OUT.md``; return the JSON
-    payload."""
+    variant of ``test`` that ``variants`` names (``VARIANT_SETS``: with and without
+    punctuation, by paragraphs, with footnote markers glued); write ``OUT.json`` and
+    ``OUT.md``; return the JSON payload."""
     import torch
 
     from spacy_attnseg.loading import load_pipeline
 
     torch.set_num_threads(threads)
-    corpora = paragraph_layouts(test) if paragraphs else read_conllu_variants(test)
+    read, note = VARIANT_SETS[variants]
+    corpora = read(test)
     rows: List[Dict[str, Any]] = []
     for spec in pipelines:
         name, _, path_text = spec.partition("=")
@@ -135,7 +145,7 @@ def evaluate(
     machine = f"{platform.machine()}, {threads} PyTorch threads, CPU"
     notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
-        LAYOUTS_NOTE if paragraphs else VARIANTS_NOTE,
+        note,
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
         "attn_senter's thresholds (documents with / without sentence-final punctuation; "
         "starts without it in documents that mostly have it) were chosen on the held-out "
@@ -223,6 +233,40 @@ def paragraph_layouts(path: Path) -> Dict[str, List[GoldDocument]]:
             ]
             corpora[layout].append(GoldDocument(text=whole.text, starts=starts))
     return corpora
+
+
+# a footnote marker glued to a sentence's end, as text copied from Wikipedia holds them
+# ("n" a running number)
+MARKER_FORMS = ("[{n}]", "[{n}][{m}]", "[a]", "[citation needed]", "[{n}, {k}]")
+ENDS_WITH_FINAL = re.compile(r"[.!?][\"')\]]*$")
+
+
+def glued_markers(path: Path, share: float = 0.5, seed: int = 0) -> Dict[str, List[GoldDocument]]:
+    """The documents of the CoNLL-U file ``path``, their sentences joined by spaces
+    ("raw"), and the same with a footnote marker of ``MARKER_FORMS`` glued to ``share``
+    of the sentences that end with ``. ! ?`` (a seeded random choice of which, and of
+    the form): the gold starts stay where the sentences start."""
+    rng = random.Random(seed)
+    raw = read_conllu_documents(path)
+    marked: List[GoldDocument] = []
+    for doc in raw:
+        sentences, number = [], 0
+        for sentence in doc.sentences():
+            if ENDS_WITH_FINAL.search(sentence) and rng.random() < share:
+                number += 1
+                form = rng.choice(MARKER_FORMS)
+                sentence += form.format(n=number, m=number + 1, k=number + 2)
+            sentences.append(sentence)
+        marked.append(join_sentences(sentences, " "))
+    return {"raw": raw, "raw, footnote markers glued": marked}
+
+
+#: what ``evaluate``'s ``variants`` names: how the variants are read, and the note on them
+VARIANT_SETS: Dict[str, Tuple[Callable[[Path], Dict[str, List[GoldDocument]]], str]] = {
+    "punctuation": (read_conllu_variants, VARIANTS_NOTE),
+    "paragraphs": (paragraph_layouts, LAYOUTS_NOTE),
+    "markers": (glued_markers, MARKERS_NOTE),
+}
 
 
 def layout_rows(

@@ -21,7 +21,7 @@ from typing import List
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from paper.evaluation import SPLITTERS  # noqa: E402
-from paper.trained import evaluate  # noqa: E402
+from paper.trained import VARIANT_SETS, evaluate  # noqa: E402
 
 
 def main(argv: List[str] | None = None) -> int:
@@ -41,10 +41,11 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--paragraphs",
-        action="store_true",
-        help="score the documents laid out by their paragraphs (paper.trained."
-        "PARAGRAPH_LAYOUTS) instead of the variants with and without punctuation",
+        "--variants",
+        choices=list(VARIANT_SETS),
+        default="punctuation",
+        help="the variants of the documents scored (paper.trained.VARIANT_SETS): with and "
+        "without punctuation; laid out by their paragraphs; with footnote markers glued",
     )
     args = parser.parse_args(argv)
     evaluate(
@@ -54,7 +55,7 @@ def main(argv: List[str] | None = None) -> int:
         splitters=args.splitters,
         batch_size=args.batch_size,
         threads=args.threads,
-        paragraphs=args.paragraphs,
+        variants=args.variants,
     )
     print(Path(f"{args.out}.md").read_text(encoding="utf8"))
     return 0

@@ -145,6 +145,30 @@ def test_paragraph_layouts_keep_every_sentence_and_lay_out_the_paragraphs() -> N
                 assert len(lines) == len(paras)
 
 
+def test_glued_markers_add_only_markers_at_sentence_ends() -> None:
+    """``paper.trained.glued_markers`` of EWT test: "raw" is ``read_conllu_documents``;
+    the marked documents hold the same sentences with a footnote marker glued to about
+    half of those that end with ``. ! ?`` and to no other, the starts where the
+    sentences start; the same seed gives the same text."""
+    from paper.trained import ENDS_WITH_FINAL, glued_markers
+
+    corpora = glued_markers(EWT_TEST)
+    raw, marked = corpora["raw"], corpora["raw, footnote markers glued"]
+    assert raw == read_conllu_documents(EWT_TEST)
+    marker = re.compile(r"\[(?:\d+|\d+\]\[\d+|a|citation needed|\d+, \d+)\]$")
+    glued = final = 0
+    for plain, doc in zip(raw, marked, strict=True):
+        assert len(doc.starts) == len(plain.starts)
+        for before, after in zip(plain.sentences(), doc.sentences(), strict=True):
+            final += bool(ENDS_WITH_FINAL.search(before))
+            if after != before:
+                assert after.startswith(before) and ENDS_WITH_FINAL.search(before)
+                assert marker.fullmatch(after[len(before) :])
+                glued += 1
+    assert 0.45 < glued / final < 0.55
+    assert glued_markers(EWT_TEST)["raw, footnote markers glued"] == marked
+
+
 def test_read_conllu_documents_no_punct(tiny_path: Path) -> None:
     a, b = read_conllu_documents(tiny_path, strip_final_punct=True)
     assert a.text == 'hello world "is it raining" no punctuation here'
