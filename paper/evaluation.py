@@ -388,7 +388,7 @@ def splitter_rows(
     names: Sequence[str], corpora: Dict[str, List[GoldDocument]]
 ) -> List[Dict[str, Any]]:
     """A row per splitter and variant (the keys of ``corpora``: ``read_conllu_variants``'
-    or ``paper.trained.paragraph_layouts``'): its scores and docs/s
+    or another of ``paper.trained.VARIANT_SETS``): its scores and docs/s
     (``evaluate_splitter``), or why it is unavailable; each row is also printed to
     stderr."""
     rows: List[Dict[str, Any]] = []

@@ -1609,24 +1609,22 @@ def short_lines_end_sentences(
     *,
     wrapped: Optional[bool] = None,
 ) -> numpy.ndarray:
-    """``starts`` (one value per token, nonzero = start) with a start on the line below
-    every short line that opens a sentence and ends without punctuation: a line of at
-    most ``HEADING_WORDS`` words, with a letter, without ``CLOSING`` punctuation at its
-    end and not opening a list item (``opens_item_line``) unless the text has a list
-    (``list_item_lines``: a list's last item ends before the line after it), whose
-    first token starts a
-    sentence (the text's first does), over a line that opens with a capital or a digit
-    after its ``LINE_OPENERS``, both at the margin (an indented line is code, a
-    quotation or a paragraph's first line). Such a line is a title (``"Great Service"`` over a
-    review), a list's item or a form's field (``"Ingredients"`` | ``"2 cups flour"`` |
-    ``"1 cup sugar"``); a sentence wrapped at a line break goes on past its first line
-    only in text that is wrapped, and there the rule holds only where the line could
-    have taken the first word of the line below (``takes_next_word``): its break is the
-    writer's. Lines are read top down, so a start made here lets its line head the
-    next. Text written in lower case is left alone (``"gone"`` | ``"library is
-    closed."``: a title or a line wrapped by hand, nothing tells them apart). ``wrapped``:
-    ``hard_wrapped(doc.text)``, where the caller has it. Returns a new array of
-    ``starts``' dtype."""
+    """``starts`` (one value per token, nonzero = start) with a start on the line below every
+    short line that opens a sentence and ends without punctuation: a line of at most
+    ``HEADING_WORDS`` words, with a letter, without ``CLOSING`` punctuation at its end and
+    not opening a list item (``opens_item_line``) unless the text has a list
+    (``list_item_lines``: a list's last item ends before the line after it), whose first
+    token starts a sentence (the text's first does), over a line that opens with a capital
+    or a digit after its ``LINE_OPENERS``, both at the margin (an indented line is code, a
+    quotation or a paragraph's first line). Such a line is a title (``"Great Service"`` over
+    a review), a list's item or a form's field (``"Ingredients"`` | ``"2 cups flour"`` |
+    ``"1 cup sugar"``); a sentence wrapped at a line break goes on past its first line only
+    in text that is wrapped, and there the rule holds only where the line could have taken
+    the first word of the line below (``takes_next_word``): its break is the writer's. Lines
+    are read top down, so a start made here lets its line head the next. Text written in
+    lower case is left alone (``"gone"`` | ``"library is closed."``: a title or a line
+    wrapped by hand, nothing tells them apart). ``wrapped``: ``hard_wrapped(doc.text)``,
+    where the caller has it. Returns a new array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     after = line_break_starts(doc, classes)

@@ -11,7 +11,7 @@ as spaCy's tokenizer does, to the token. ``spacy-attnseg.Tokenizer.v1`` builds i
 the language's defaults, as ``spacy.Tokenizer.v1`` builds spaCy's. A text that holds a
 lone surrogate, which spaCy's tokenizer stops on with a ``UnicodeEncodeError``, is E128.
 
-:class:`ZeroWidthTokenizer` (``spacy-attnseg.Tokenizer.v2``) also
+:class:`ZeroWidthTokenizer` (``spacy-attnseg.Tokenizer.v2`` and ``.v3``) also
 reads a zero-width space or U+FEFF as a space, where spaCy's tokenizer reads them as
 letters: ``"back.\u200bNext"`` is ``"back"``, ``"."``, ``"\u200b"``, ``"Next"`` rather
 than one token. Text without them it tokenizes as ``RunTokenizer`` does.
@@ -161,9 +161,9 @@ class ZeroWidthTokenizer(RunTokenizer):
 # from Wikipedia holds them (``"built in 1990.[3] The next"``, ``"down.[4][5]"``,
 # ``"wet.[a]"``, ``"true.[citation needed]"``, ``'said."[3]'``): spaCy's tokenizer kept
 # ``"1990.[3"`` one token, so no sentence could end at its period. Within a run without
-# white space (whose last ``"]"`` spaCy has already split off), these infixes split
-# before the punctuation, at a ``"["`` after it (or after it and a closing quote), and at
-# each ``"]["`` between numbered markers, giving the tokens
+# white space (whose last ``"]"`` spaCy has already split off), these infixes split off
+# the punctuation, the ``"["`` after it (or after it and a closing quote), and each
+# ``"]"`` and ``"["`` of a ``"]["`` between numbered markers, giving the tokens
 # ``sentences.REFERENCE_MARKER`` reads: ``"1990" "." "[" "3" "]"``. A marker glued to a
 # word without punctuation (``"long[1]"``) stays as spaCy makes it, as code's ``"v[0]"``
 # does; a chain of numbered indexes (``"v[0][1]"``) is split at its ``"]["``.
@@ -172,12 +172,12 @@ _NUMBER = r"\d{1,3}[a-z]?(?:\]|$)"
 _QUOTE = "[\"'\u201d\u2019]"
 # (each opens with the character it splits off, and only then looks behind it: a pattern
 # that opens by looking behind is tried at every character of every run)
-GLUED_MARKER_INFIXES = [
+GLUED_MARKER_INFIXES = (
     rf"[.!?]+(?={_QUOTE}?\[(?:{_MARKER}|(?:citation|note)$))",
     rf"\[(?:(?<=[.!?]\[)|(?<=[.!?]{_QUOTE}\[))(?={_MARKER}|(?:citation|note)$)",
     rf"\](?<=\d\])(?=\[{_NUMBER})",
     rf"\[(?<=\d\]\[)(?={_NUMBER})",
-]
+)
 
 
 def terminal_infix() -> str:
