@@ -1237,9 +1237,10 @@ def line_rules(
     if paragraph_breaks:
         # (both rules read whether the text is hard-wrapped; it has to have lines)
         wrapped = LINE_BREAK.search(doc.text) is not None and hard_wrapped(doc.text)
+        items = list_item_lines(doc, classes.space)  # (read by both list rules)
         starts = lines_end_sentences(doc, starts, classes, wrapped=wrapped)
-        starts = list_lines_start_sentences(doc, starts, classes)
-        starts = short_lines_end_sentences(doc, starts, classes, wrapped=wrapped)
+        starts = list_lines_start_sentences(doc, starts, classes, items=items)
+        starts = short_lines_end_sentences(doc, starts, classes, wrapped=wrapped, items=items)
     starts = join_list_markers(doc, starts, classes)
     if paragraph_breaks:
         starts = blocks_hold_one(doc, starts, classes)
@@ -1581,15 +1582,22 @@ def opens_item(doc: Doc, i: int, space: numpy.ndarray) -> bool:
 
 
 def list_lines_start_sentences(
-    doc: Doc, starts: numpy.ndarray, classes: Optional[TokenClasses] = None
+    doc: Doc,
+    starts: numpy.ndarray,
+    classes: Optional[TokenClasses] = None,
+    *,
+    items: Optional[Sequence[int]] = None,
 ) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) with a start on every line that
     opens a list item (``opens_item``: ``"- Open the valve"``, ``"2.) Record"``,
     ``"• 10. Sign"``), where the text has at least ``MIN_LIST_LINES`` such lines: an
-    item is at least a sentence, with or without final punctuation. Returns a new array
-    of ``starts``' dtype."""
+    item is at least a sentence, with or without final punctuation. ``items``:
+    ``list_item_lines``, where the caller has them. Returns a new array of ``starts``'
+    dtype."""
     out = numpy.array(starts, copy=True)
-    out[list_item_lines(doc, (classes or token_classes(doc)).space)] = 1
+    if items is None:
+        items = list_item_lines(doc, (classes or token_classes(doc)).space)
+    out[list(items)] = 1
     return out
 
 
@@ -1608,6 +1616,7 @@ def short_lines_end_sentences(
     classes: Optional[TokenClasses] = None,
     *,
     wrapped: Optional[bool] = None,
+    items: Optional[Sequence[int]] = None,
 ) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) with a start on the line below every
     short line that opens a sentence and ends without punctuation: a line of at most
@@ -1624,7 +1633,8 @@ def short_lines_end_sentences(
     are read top down, so a start made here lets its line head the next. Text written in
     lower case is left alone (``"gone"`` | ``"library is closed."``: a title or a line
     wrapped by hand, nothing tells them apart). ``wrapped``: ``hard_wrapped(doc.text)``,
-    where the caller has it. Returns a new array of ``starts``' dtype."""
+    and ``items``: ``list_item_lines``, where the caller has them. Returns a new array of
+    ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     after = line_break_starts(doc, classes)
@@ -1639,7 +1649,7 @@ def short_lines_end_sentences(
     starting = out.astype(bool).tolist()
     starting[int(opening[0])] = True
     width: Optional[float] = None
-    items: Optional[set[int]] = None  # (the list's item lines, read when one is above)
+    listed: Optional[Set[int]] = None if items is None else set(items)
     below_lines = numpy.searchsorted(begins, idx[after], side="right") - 1
     for i, k, at in zip(after.tolist(), below_lines.tolist(), idx[after].tolist(), strict=True):
         above_first = first_of.get(k - 1)
@@ -1658,9 +1668,9 @@ def short_lines_end_sentences(
         ):
             continue
         if opens_item_line(above):
-            if items is None:
-                items = set(list_item_lines(doc, classes.space))
-            if above_first not in items:
+            if listed is None:  # (read when an item's line is above)
+                listed = set(list_item_lines(doc, classes.space))
+            if above_first not in listed:
                 continue
         if width is None:
             wrapped = hard_wrapped(text) if wrapped is None else wrapped
