@@ -827,6 +827,115 @@ CLOSING = re.compile(r"[.!?:;,…]['\"”’)\]]*$")
 NOT_HEADING, PLAIN_HEADING, MARKED_HEADING = 0, 1, 2
 
 
+# A sentence that signs off the text above it: an attribution or a signature after a
+# dash ("— Mark Twain", a Debian changelog's "-- Ann Lee <ann@example.org>  Tue, 20 Sep
+# 2022", e-mail's "-- " line over a signature; not "---", a rule), or a letter's
+# valediction on a line of its own ("Best regards,", "Thanks,"), its name below
+SIGN_OFF_WORDS = HEADING_WORDS + 2
+DASH_SIGN_OFF = re.compile(r"(?:--(?!-)|[—―](?![—―-]))")
+VALEDICTION = re.compile(
+    r"(?i)(?:(?:many |with )?thanks(?: again| so much)?|thank you(?: again| so much)?"
+    r"|(?:all the |my )?best(?: wishes| regards)?|(?:kind|kindest|warm|warmest|best)"
+    r" (?:regards|wishes)|regards|cheers|(?:yours )?sincerely(?: yours)?"
+    r"|yours (?:truly|faithfully)|(?:with )?love|take care|respectfully(?: yours)?)[,!.]?"
+)
+VALEDICTION_WORDS = 6
+
+
+def signs_off(text: str) -> bool:
+    """Whether a sentence's text signs off the text above it (``SIGN_OFF_WORDS`` words
+    at most): it opens with a dash (``DASH_SIGN_OFF``) and ends without final
+    punctuation, or its first line is a valediction (``VALEDICTION``) and it holds
+    ``VALEDICTION_WORDS`` words at most."""
+    body = text.strip()
+    words = len(body.split())
+    if not body or words > SIGN_OFF_WORDS:
+        return False
+    if DASH_SIGN_OFF.match(body):
+        return PARAGRAPH_END.search(body) is None
+    first = LINE_BREAK.split(body, maxsplit=1)[0].strip()
+    return words <= VALEDICTION_WORDS and VALEDICTION.fullmatch(first) is not None
+
+
+def closing_sentences(
+    doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
+) -> numpy.ndarray:
+    """For each sentence (token index of its start), whether it closes the text above
+    it: after the first sentence, it starts a line and ``signs_off``, or it continues,
+    in the same paragraph, a sentence that closes (the name below ``"Thanks,"``, the
+    lines of a signature), with ``SIGN_OFF_WORDS`` words at most and no final
+    punctuation. No segment starts on one, and none is a heading. ``texts``: the
+    sentences' texts, where the caller has them already."""
+    starts = [int(s) for s in sent_starts]
+    if texts is None:
+        texts = sentence_texts(doc, starts)
+    first = numpy.asarray(paragraph_first, dtype=bool)
+    out = numpy.zeros(len(starts), dtype=bool)
+    for k in range(1, len(starts)):
+        body = texts[k].strip()
+        if out[k - 1] and not first[k]:
+            out[k] = len(body.split()) <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
+        else:
+            out[k] = starts_line(doc, starts[k]) and signs_off(body)
+    return out
+
+
+# A letter's salutation on a line of its own ("Hi Anna,", "Dear Sir or Madam:"): it
+# opens the text below it
+SALUTATION = re.compile(
+    r"(?i)(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening)"
+    r"|to whom it may concern)\b(?:[^.!?]|(?<=\b(?:mr|ms|dr))\.|(?<=\bmrs)\.|(?<=\bprof)\.)*[,:!]?"
+)
+SALUTATION_WORDS = 6
+SALUTATION_BARE_WORDS = 3  # without a closing "," ":" or "!" ("Hi Tom")
+
+
+def salutes(line: str) -> bool:
+    """Whether a line's text is a letter's salutation (``SALUTATION``): at most
+    ``SALUTATION_WORDS`` words that end with ``","``, ``":"`` or ``"!"``, or at most
+    ``SALUTATION_BARE_WORDS`` without."""
+    body = line.strip()
+    words = len(body.split())
+    if not words or words > SALUTATION_WORDS or SALUTATION.fullmatch(body) is None:
+        return False
+    return body[-1] in ",:!" or words <= SALUTATION_BARE_WORDS
+
+
+def salutations(doc: Doc, sent_starts: Any, texts: Optional[Sequence[str]] = None) -> numpy.ndarray:
+    """For each sentence (token index of its start), whether it is a letter's salutation
+    (``salutes``) that starts a line and ends at a line break: it opens the text below
+    it, as a heading does. ``texts``: the sentences' texts, where the caller has them
+    already."""
+    starts = [int(s) for s in sent_starts]
+    if texts is None:
+        texts = sentence_texts(doc, starts)
+    out = numpy.zeros(len(starts), dtype=bool)
+    for k, (start, text) in enumerate(zip(starts, texts, strict=True)):
+        body = text.strip()
+        out[k] = (
+            k + 1 < len(starts)
+            and LINE_BREAK.search(body) is None
+            and starts_line(doc, start)
+            and LINE_BREAK.search(text, len(text.rstrip())) is not None
+            and salutes(body)
+        )
+    return out
+
+
+def salutation_holds(doc: Doc) -> numpy.ndarray:
+    """For each token, whether it is inside a line that is a letter's salutation
+    (``salutes``), after the line's first token: the line is one sentence (``"Hi |
+    Tom,"``, ``"Dear Mr. | Lee,"``)."""
+    out = numpy.zeros(len(doc), dtype=bool)
+    lines = [found.span(2) for found in LINE_TEXT.finditer(doc.text) if salutes(found.group(2))]
+    if lines:
+        idx = doc.to_array([IDX]).reshape(-1)
+        for a, b in lines:
+            first = int(numpy.searchsorted(idx, a))
+            out[first + 1 : int(numpy.searchsorted(idx, b))] = True
+    return out
+
+
 def starts_line(doc: Doc, i: int) -> bool:
     """Whether token ``i`` is the first of its line (the Doc's first token is)."""
     return i == 0 or (doc[i - 1].is_space and LINE_BREAK.search(doc[i - 1].text) is not None)
@@ -882,8 +991,9 @@ def heading_sentences(
     ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
-    letters and no closing punctuation at its end, not ``bulleted`` and not below a
-    sentence that ``leads_in`` (what that sentence introduces: an image, a command);
+    letters and no closing punctuation at its end, not ``bulleted``, not a line that
+    ``signs_off`` the text above and not below a sentence that ``leads_in`` (what
+    that sentence introduces: an image, a command);
     else
     ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
@@ -947,6 +1057,7 @@ def heading_sentences(
                 len(text.split()) <= HEADING_WORDS
                 and not CLOSING.search(text)
                 and not bulleted(text)
+                and not signs_off(text)
                 and not (k > 0 and leads_in(texts[k - 1]))
             )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
@@ -1220,7 +1331,8 @@ def line_rules(
     (``TokenClasses.numbered``: ``"former World No. | 1, who was"``; so a reply
     ``"No."`` before a sentence that opens with a digit joins it, rarer in edited text
     than a numbered reference), nor on the first word of a dialogue tag
-    (``dialogue_tags``: ``"Who is there?" | she asked``); with ``paragraph_breaks``, in
+    (``dialogue_tags``: ``"Who is there?" | she asked``), nor inside a letter's
+    salutation (``salutation_holds``: ``"Hi | Tom,"``); with ``paragraph_breaks``, in
     a text with one sentence per line the first token after every line break starts one
     (``lines_end_sentences``), so does every line that opens a list item
     (``list_lines_start_sentences``) and every line below a short line without
@@ -1232,7 +1344,7 @@ def line_rules(
     (``tags_open_lines``); no sentence starts inside a long run of characters without
     white space (``runs_hold_no_start``). Some of these read the starts they are given,
     so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
-    held = classes.numbered | dialogue_tags(doc, classes)
+    held = classes.numbered | dialogue_tags(doc, classes) | salutation_holds(doc)
     starts = numpy.where(held, 0, starts).astype(starts.dtype)
     if paragraph_breaks:
         # (both rules read whether the text is hard-wrapped; it has to have lines)

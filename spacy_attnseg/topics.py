@@ -761,6 +761,7 @@ def segment(
     headings: Optional[numpy.ndarray] = None,
     joined: Optional[numpy.ndarray] = None,
     breaks: Optional[numpy.ndarray] = None,
+    closing: Optional[numpy.ndarray] = None,
 ) -> Tuple[List[int], List[float]]:
     """Segment starts (sentence indices, 0 first) and their scores.
 
@@ -793,6 +794,10 @@ def segment(
         segment, whatever the vectors, ``min_sents`` or the method (an author's own
         sections); the partition (or TextTiling, or the split to ``n_segments``, which
         counts them) then works within the sections they make.
+    closing: per sentence, whether it closes the text before it
+        (``sentences.closing_sentences``: an attribution, a signature, a valediction):
+        it joins the unit before it, so no segment starts on it, and the size limits
+        split elsewhere where they can.
     """
     n = len(means)
     if n == 0:
@@ -821,6 +826,12 @@ def segment(
         forced = firsts & holds_marked[numpy.maximum(run_of, 0)]
         forced[0] = False
         unit_first |= forced
+    closes = numpy.zeros(n, dtype=bool)
+    if closing is not None and len(closing) == n:
+        closes[1:] = numpy.asarray(closing, dtype=bool)[1:]
+        forced &= ~closes
+        unit_first &= ~closes
+        heads = heads & ~closes  # (a start does not move back onto one)
     cuts_first = None  # with few paragraphs: the only sentences a segment may start at
     if paragraphs is not None and len(paragraphs) == n and int(numpy.max(paragraphs)) > 0:
         # (a segment holds whole paragraphs)
@@ -870,7 +881,7 @@ def segment(
             chosen += [a + s for s in inner]
         chosen.sort()
     starts = before_headings([int(first[s]) for s in chosen], heads)
-    allowed = numpy.concatenate([[True], ~heads[:-1]])
+    allowed = numpy.concatenate([[True], ~heads[:-1]]) & ~closes
     starts = enforce_limits(
         starts,
         vectors,

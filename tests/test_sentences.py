@@ -38,6 +38,7 @@ from spacy_attnseg.sentences import (
     PLAIN_HEADING,
     blocks_hold_one,
     candidate_mask,
+    closing_sentences,
     decide_starts,
     decision_targets,
     follows_final,
@@ -55,10 +56,14 @@ from spacy_attnseg.sentences import (
     placed_starts,
     quotes_open_lines,
     runs_hold_no_start,
+    salutation_holds,
+    salutations,
+    salutes,
     sentence_scores,
     sentence_starts,
     sentence_texts,
     short_lines_end_sentences,
+    signs_off,
     tags_open_lines,
     token_classes,
     unmarked_starts,
@@ -3014,3 +3019,144 @@ def test_names_in_code_and_links_are_not_cut(default_nlp: Any) -> None:
     # each changelog line is a sentence, its issue reference with it (``"(#956)"``)
     lines = [line for line in httpcore.split("\n") if line]
     assert [s.text.strip() for s in default_nlp(httpcore).sents] == lines
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("— Mark Twain", True),
+        ("―Anonymous, 1887\n\n", True),
+        (" -- Ann Lee <ann@example.org>  Tue, 20 Sep 2022 12:17:15 -0400\n", True),
+        ("--\nAnn Lee\nFinance, Acme Corp", True),
+        ("--", True),
+        ("Thanks,\nAnn", True),
+        ("Best regards,", True),
+        ("Kind regards,\nAnn Lee\n", True),
+        ("Cheers!", True),
+        ("---", False),  # a rule
+        ("— and then the river ran past the mill.", False),  # final punctuation
+        ("—Where are you going?", False),
+        ("Thanks for the help with the budget.", False),
+        ("Best of all, the mill still runs", False),
+        ("-- " + " ".join(["word"] * 12), False),  # too long for a sign-off
+        ("Thanks,\nAnn Lee, Head of Finance, Acme", False),
+    ],
+)
+def test_signs_off(text: str, want: bool) -> None:
+    assert signs_off(text) is want
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("Hi Tom,", True),
+        ("Dear Mr. Smith,", True),
+        ("Dear Sir or Madam:", True),
+        ("Hello everyone!", True),
+        ("Hi Tom", True),
+        ("Good morning team,", True),
+        ("Hi. I am Tom.", False),
+        ("Hi Tom. The review moved.", False),
+        ("Hiking is fun", False),
+        ("Hey Jude don't make it bad", False),  # no "," and more than three words
+        ("Dear all, " + "the meeting is moved to Thursday at noon,", False),
+    ],
+)
+def test_salutes(line: str, want: bool) -> None:
+    assert salutes(line) is want
+
+
+EMAILS = (
+    "Hi Tom,\n\nThe budget review is moved to Thursday, so bring the spreadsheet.\n\n"
+    "Thanks,\nAnna\n\n--\nAnna Berg\nFinance, Acme Corp\n\n"
+    "Dear Mr. Hale,\n\nMy cat has been sick all week and the vet wants her on a diet.\n\n"
+    "Best,\nTom\n\n\u2014 Tom Hale"
+)
+
+
+def test_closings_and_salutations_of_letters() -> None:
+    """The sentences that close a letter (a valediction, the name below it, a signature
+    after "--", an attribution after a dash) and those that open one (a salutation on a
+    line of its own), each line a sentence here."""
+    doc = EN(EMAILS)
+    firsts = [0] + [t.i + 1 for t in doc[:-1] if t.is_space and "\n" in t.text]
+    texts = sentence_texts(doc, firsts)
+    assert len(texts) == EMAILS.count("\n") - EMAILS.count("\n\n") + 1
+    closing = closing_sentences(doc, firsts, paragraph_starts(doc, firsts), texts)
+    closed = [text.strip() for text, flag in zip(texts, closing, strict=True) if flag]
+    assert closed == [
+        "Thanks,",
+        "Anna",
+        "--",
+        "Anna Berg",
+        "Finance, Acme Corp",
+        "Best,",
+        "Tom",
+        "\u2014 Tom Hale",
+    ]
+    greeting = salutations(doc, firsts, texts)
+    assert [text.strip() for text, flag in zip(texts, greeting, strict=True) if flag] == [
+        "Hi Tom,",
+        "Dear Mr. Hale,",
+    ]
+    # a sign-off that opens the text closes nothing; the last line greets nothing
+    assert not closing_sentences(doc, [0], [True])[0]
+    assert not salutations(EN("Hi Tom,\n"), [0])[0]
+
+
+def test_a_salutation_line_is_one_sentence() -> None:
+    """No sentence starts inside a salutation's line, whatever the model said there;
+    after it, the starts stand."""
+    doc = EN("Dear Mr. Smith,\nThe review moved. Hi Tom, see you.\nHi all\nBye.")
+    held = salutation_holds(doc)
+    # ("Hi Tom, see you." is in mid-line; "Hi all" is a salutation without a comma)
+    assert [t.text for t, flag in zip(doc, held, strict=True) if flag] == [
+        "Mr.",
+        "Smith",
+        ",",
+        "all",
+    ]
+    starts = numpy.ones(len(doc), dtype="int32")
+    decided = layout_starts(doc, starts, paragraph_breaks=True)
+    assert not decided[held].any()
+    assert decided[[t.i for t in doc if t.text in ("The", "Hi", "Bye")]].all()
+
+
+LETTERS = (
+    "Hi Tom,\n\nThe quarterly budget review is moved to Thursday at 3 pm. Please bring the "
+    "spreadsheet with the travel costs and the new hardware requests. Finance wants the "
+    "numbers before Friday, and the auditors will check every invoice.\n\nThanks,\nAnna\n\n"
+    "--\nAnna Berg\nFinance, Acme Corp\n\nDear Mr. Hale,\n\nMy cat has been sick all "
+    "week, so I took her to the vet this morning. The vet said she needs a special diet, "
+    "more water and a quiet place to sleep. She is eating again and purring.\n\nBest,\nTom\n"
+)
+QUOTES = (
+    "The only way to do great work is to love what you do. If you haven't found it yet, "
+    "keep looking.\n\n\u2014 Steve Jobs\n\nTwo things are infinite: the universe and "
+    "human stupidity; and I'm not sure about the universe.\n\n\u2014 Albert Einstein\n\n"
+    "Interest rates rose again this quarter as the central bank tried to slow inflation. "
+    "Mortgage applications fell to their lowest level in a decade.\n\n\u2014 Financial Times\n"
+)
+
+
+def test_letters_and_quotes_keep_their_openings_and_closings(default_nlp: Any) -> None:
+    """A letter's salutation opens its segment and its valediction and signature close
+    it; a quote's attribution closes the quote and heads nothing. So no segment starts
+    on a closing line, and with two segments asked for, each letter is one."""
+    from spacy_attnseg import load_pipeline
+
+    doc = default_nlp(LETTERS)
+    sents = [sent.text.strip() for sent in doc.sents]
+    assert sents[0] == "Hi Tom," and "Dear Mr. Hale," in sents
+    assert "Thanks,\nAnna" in sents and "--\nAnna Berg\nFinance, Acme Corp" in sents
+    assert set(segment_first_lines(doc)) <= {"Hi Tom,", "Dear Mr. Hale,"}
+    nlp = load_pipeline(overrides={"components.attn_segmenter.n_segments": 2})
+    both = nlp(LETTERS)
+    letters = [span.text_with_ws for span in both.spans["attn_segments"]]
+    second = LETTERS.index("Dear Mr. Hale,")
+    assert letters == [LETTERS[:second], LETTERS[second:]]
+    doc = default_nlp(QUOTES)
+    group = doc.spans["attn_segments"]
+    assert not any(span.text.startswith("\u2014") for span in group)
+    assert group.attrs["headings"] == [[] for _ in group]
+    assert [t.text for t in doc if t.is_sent_start and t.text == "\u2014"] == ["\u2014"] * 3

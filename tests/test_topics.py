@@ -441,6 +441,40 @@ def test_a_boundary_after_a_heading_moves_before_it(seed: int) -> None:
     assert topics.before_headings([4, 6], flags) == [4]  # a segment of headings alone goes
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_closing_sentence_stays_with_the_text_before_it(seed: int) -> None:
+    """Five sentences of one topic, a sign-off unlike either, six of another: unflagged,
+    the sign-off starts a segment; flagged as closing (``closing``), the second topic
+    starts right after it, with sentences or paragraphs as units, and the size limits
+    cut elsewhere where they can. The caller's arrays are left as they were."""
+    rng = numpy.random.default_rng(seed)
+    a, b, c = rng.normal(size=(3, 16))
+    means = numpy.array([a] * 5 + [c] + [b] * 6) + rng.normal(scale=0.3, size=(12, 16))
+    closing = numpy.zeros(12, dtype=bool)
+    closing[5] = True
+    headings = closing.copy()  # (a closing line is never a heading: it is ignored as one)
+    paragraphs = numpy.array([0, 0, 1, 1, 2, 3, 4, 4, 5, 5, 6, 6])
+    for by_paragraph in (None, paragraphs):
+        alone, _ = topics.segment(means, min_sents=1, paragraphs=by_paragraph)
+        assert 5 in alone
+        starts, scores = topics.segment(
+            means, min_sents=1, paragraphs=by_paragraph, closing=closing, headings=headings
+        )
+        assert 6 in starts and 5 not in starts and len(scores) == len(starts)
+        assert closing.tolist() == headings.tolist() == [k == 5 for k in range(12)]
+    # one topic of eight sentences cut to at most four: the middle gap is a closing's
+    same = numpy.array([a] * 8) + rng.normal(scale=0.3, size=(8, 16))
+    shut = numpy.zeros(8, dtype=bool)
+    shut[4] = True
+    starts, _ = topics.segment(same, min_sents=1, max_sents=4, closing=shut)
+    assert 4 not in starts and numpy.diff([*starts, 8]).max() <= 4
+    # a text that opens with one: nothing before it to join
+    first = numpy.zeros(12, dtype=bool)
+    first[0] = True
+    plain = topics.segment(means, min_sents=1)[0]
+    assert topics.segment(means, min_sents=1, closing=first)[0] == plain
+
+
 # -- the component on the embedded MiniLM ---------------------------------------------
 
 

@@ -39,12 +39,14 @@ from ..sentences import (
     ANY,
     MARKED_HEADING,
     candidate_mask,
+    closing_sentences,
     decide_starts,
     heading_sentences,
     heads_prose,
     lead_ins,
     normalised_window_scores,
     paragraph_starts,
+    salutations,
     sentence_paragraphs,
     sentence_texts,
     set_heading_paths,
@@ -628,9 +630,13 @@ class AttnSegmenter(AttentionPipe):
             ],
             dtype=bool,
         )
-        heads = leading | bare
+        # a letter's salutation ("Dear Ann,") opens the text below it, as a heading
+        greeting = salutations(doc, sent_starts, texts)
+        heads = leading | bare | greeting
         if headings is not None:
             heads |= headings > 0
+        # a signature, an attribution or a valediction stays with the text above it
+        closing = closing_sentences(doc, sent_starts, paragraph_first, texts)
         seg_starts, seg_scores = topics.segment(
             means,
             method=cfg["segment_method"],
@@ -649,9 +655,11 @@ class AttnSegmenter(AttentionPipe):
             sent_sizes=sent_sizes,
             paragraphs=paragraphs,
             headings=heads,
-            joined=(numpy.bincount(repeats)[repeats] > 1) | bare,
+            joined=(numpy.bincount(repeats)[repeats] > 1) | bare | greeting,
             breaks=breaks,
+            closing=closing,
         )
+        closing_tokens = numpy.asarray(sent_starts)[closing]
         token_bounds = [int(sent_starts[s]) for s in seg_starts] + [len(doc)]
         text = doc.text  # (read once: Doc.text joins every token each time it is read)
         segments: List[Tuple[int, int, float]] = []
@@ -665,6 +673,9 @@ class AttnSegmenter(AttentionPipe):
                 first = doc[start - 1].idx if start else 0  # (the line break before it)
                 quoted = quoted_lines(text, first, doc[start:end].end_char)
                 lines &= [doc[i].idx not in quoted for i in range(start, end)]
+                # nor at a line that closes the text above it
+                within = closing_tokens[(closing_tokens > start) & (closing_tokens < end)]
+                lines[within - start] = False
                 # no cut between the headings that open the segment and their text
                 k = int(numpy.searchsorted(sent_starts, start))
                 while k + 1 < n_sents and heads[k] and sent_starts[k + 1] < end:
