@@ -853,8 +853,16 @@ def signs_off(text: str) -> bool:
         return False
     if DASH_SIGN_OFF.match(body):
         return PARAGRAPH_END.search(body) is None
-    first = LINE_BREAK.split(body, maxsplit=1)[0].strip()
-    return words <= VALEDICTION_WORDS and VALEDICTION.fullmatch(first) is not None
+    return words <= VALEDICTION_WORDS and opens_with_valediction(body)
+
+
+def opens_with_valediction(text: str) -> bool:
+    """Whether the first line of a sentence's text is a valediction (``VALEDICTION``)."""
+    return VALEDICTION.fullmatch(LINE_BREAK.split(text.strip(), maxsplit=1)[0].strip()) is not None
+
+
+# the name below a valediction, in a paragraph of its own ("Thanks,\n\nKay")
+SIGNED_NAME_WORDS = 3
 
 
 def closing_sentences(
@@ -864,8 +872,10 @@ def closing_sentences(
     it: after the first sentence, it starts a line and ``signs_off``, or it continues,
     in the same paragraph, a sentence that closes (the name below ``"Thanks,"``, the
     lines of a signature), with ``SIGN_OFF_WORDS`` words at most and no final
-    punctuation. No segment starts on one, and none is a heading. ``texts``: the
-    sentences' texts, where the caller has them already."""
+    punctuation, or it is a name on one line below a valediction, in a paragraph of its
+    own (``SIGNED_NAME_WORDS`` words at most, the first capitalised). No segment starts
+    on one, and none is a heading. ``texts``: the sentences' texts, where the caller
+    has them already."""
     starts = [int(s) for s in sent_starts]
     if texts is None:
         texts = sentence_texts(doc, starts)
@@ -873,8 +883,18 @@ def closing_sentences(
     out = numpy.zeros(len(starts), dtype=bool)
     for k in range(1, len(starts)):
         body = texts[k].strip()
+        words = len(body.split())
+        if out[k - 1] and first[k] and opens_with_valediction(texts[k - 1]):
+            out[k] = (
+                0 < words <= SIGNED_NAME_WORDS
+                and body[0].isupper()
+                and LINE_BREAK.search(body) is None
+                and PARAGRAPH_END.search(body) is None
+            )
+        if out[k]:
+            continue
         if out[k - 1] and not first[k]:
-            out[k] = len(body.split()) <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
+            out[k] = words <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
         else:
             out[k] = starts_line(doc, starts[k]) and signs_off(body)
     return out
@@ -888,15 +908,24 @@ SALUTATION = re.compile(
 )
 SALUTATION_WORDS = 6
 SALUTATION_BARE_WORDS = 3  # without a closing "," ":" or "!" ("Hi Tom")
+# or names alone before a comma ("Sara,", "Team,", "Mr. Lee,"), not a valediction
+NAMED_SALUTATION = re.compile(
+    r"(?:(?:Mr|Mrs|Ms|Dr|Prof|[A-Z])\. )?[A-Z][\w'-]*(?: (?:[A-Z]\. )?[A-Z][\w'-]*)?,"
+)
 
 
-def salutes(line: str) -> bool:
-    """Whether a line's text is a letter's salutation (``SALUTATION``): at most
-    ``SALUTATION_WORDS`` words that end with ``","``, ``":"`` or ``"!"``, or at most
-    ``SALUTATION_BARE_WORDS`` without."""
+def salutes(line: str, *, names: bool = True) -> bool:
+    """Whether a line's text is a letter's salutation: at most ``SALUTATION_WORDS``
+    words of ``SALUTATION`` that end with ``","``, ``":"`` or ``"!"``, or at most
+    ``SALUTATION_BARE_WORDS`` without; or, with ``names``, a name or two before a comma
+    (``NAMED_SALUTATION``) that is no ``VALEDICTION`` (``"Thanks,"``)."""
     body = line.strip()
     words = len(body.split())
-    if not words or words > SALUTATION_WORDS or SALUTATION.fullmatch(body) is None:
+    if not words or words > SALUTATION_WORDS:
+        return False
+    if names and NAMED_SALUTATION.fullmatch(body) is not None:
+        return VALEDICTION.fullmatch(body) is None
+    if SALUTATION.fullmatch(body) is None:
         return False
     return body[-1] in ",:!" or words <= SALUTATION_BARE_WORDS
 
@@ -923,11 +952,16 @@ def salutations(doc: Doc, sent_starts: Any, texts: Optional[Sequence[str]] = Non
 
 
 def salutation_holds(doc: Doc) -> numpy.ndarray:
-    """For each token, whether it is inside a line that is a letter's salutation
-    (``salutes``), after the line's first token: the line is one sentence (``"Hi |
-    Tom,"``, ``"Dear Mr. | Lee,"``)."""
+    """For each token, whether it is inside a line that is a letter's salutation with a
+    greeting (``salutes`` without names: a hard-wrapped line can end in two names and a
+    comma), after the line's first token: the line is one sentence (``"Hi | Tom,"``,
+    ``"Dear Mr. | Lee,"``)."""
     out = numpy.zeros(len(doc), dtype=bool)
-    lines = [found.span(2) for found in LINE_TEXT.finditer(doc.text) if salutes(found.group(2))]
+    lines = [
+        found.span(2)
+        for found in LINE_TEXT.finditer(doc.text)
+        if salutes(found.group(2), names=False)
+    ]
     if lines:
         idx = doc.to_array([IDX]).reshape(-1)
         for a, b in lines:

@@ -3060,6 +3060,14 @@ def test_signs_off(text: str, want: bool) -> None:
         ("Hiking is fun", False),
         ("Hey Jude don't make it bad", False),  # no "," and more than three words
         ("Dear all, " + "the meeting is moved to Thursday at noon,", False),
+        ("Sara,", True),  # names alone before a comma
+        ("Mr. Lee,", True),
+        ("Team,", True),
+        ("Thanks,", False),  # a valediction
+        ("Kind regards,", False),
+        ("Anna Berg Lee Smith,", False),  # more than three words
+        ("Paris, France", False),
+        ("sara,", False),
     ],
 )
 def test_salutes(line: str, want: bool) -> None:
@@ -3099,6 +3107,16 @@ def test_closings_and_salutations_of_letters() -> None:
         "Hi Tom,",
         "Dear Mr. Hale,",
     ]
+    # a name in a paragraph of its own below a valediction closes too, but a short line
+    # below an attribution is a heading of what follows
+    for text, want in (
+        ("We met.\n\nCheers\n\nChris\n\nP.S. The car is fixed.", [0, 1, 1, 0]),
+        ("We met.\n\n\u2014 Mark Twain\n\nEarly life\n\nHe was born.", [0, 1, 0, 0]),
+    ):
+        paragraphs = EN(text)
+        firsts = [0] + [t.i + 1 for t in paragraphs[:-1] if t.is_space]
+        found = closing_sentences(paragraphs, firsts, [True] * len(firsts))
+        assert found.astype(int).tolist() == want, text
     # a sign-off that opens the text closes nothing; the last line greets nothing
     assert not closing_sentences(doc, [0], [True])[0]
     assert not salutations(EN("Hi Tom,\n"), [0])[0]
