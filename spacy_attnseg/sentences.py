@@ -844,59 +844,80 @@ VALEDICTION_WORDS = 6
 
 def signs_off(text: str) -> bool:
     """Whether a sentence's text signs off the text above it (``SIGN_OFF_WORDS`` words
-    at most): it opens with a dash (``DASH_SIGN_OFF``) and ends without final
-    punctuation, or its first line is a valediction (``VALEDICTION``) and it holds
-    ``VALEDICTION_WORDS`` words at most."""
+    at most), whatever follows it: it opens with a dash (``DASH_SIGN_OFF``), then a
+    capital or a line break, and ends without final punctuation, or its first line is a
+    valediction (``VALEDICTION``) closed by ``","``, ``"!"`` or ``"."`` or with more
+    lines below it in the sentence, and it holds ``VALEDICTION_WORDS`` words at most.
+    A valediction alone without
+    punctuation (``"Cheers"``, ``"Love"``) may be a title: ``closing_sentences`` reads
+    what follows it."""
     body = text.strip()
     words = len(body.split())
     if not body or words > SIGN_OFF_WORDS:
         return False
-    if DASH_SIGN_OFF.match(body):
-        return PARAGRAPH_END.search(body) is None
-    return words <= VALEDICTION_WORDS and opens_with_valediction(body)
+    dash = DASH_SIGN_OFF.match(body)
+    if dash:
+        # a name or a title after it, or a line break (not "--author", an option)
+        after = body[dash.end() :].lstrip(" \t")[:1]
+        named = not after or after.isupper() or LINE_BREAK.match(after) is not None
+        return named and PARAGRAPH_END.search(body) is None
+    line = first_line(body)
+    if words > VALEDICTION_WORDS or VALEDICTION.fullmatch(line) is None:
+        return False
+    return line[-1] in ",!." or line != body
 
 
-def opens_with_valediction(text: str) -> bool:
-    """Whether the first line of a sentence's text is a valediction (``VALEDICTION``)."""
-    return VALEDICTION.fullmatch(LINE_BREAK.split(text.strip(), maxsplit=1)[0].strip()) is not None
+def first_line(text: str) -> str:
+    """The first line of a sentence's text, stripped."""
+    return LINE_BREAK.split(text.strip(), maxsplit=1)[0].strip()
 
 
 # the name below a valediction, in a paragraph of its own ("Thanks,\n\nKay")
 SIGNED_NAME_WORDS = 3
 
 
+def signed_name(text: str) -> bool:
+    """Whether a sentence's text is a name that signs a letter: one line of at most
+    ``SIGNED_NAME_WORDS`` words, the first capitalised, without final punctuation."""
+    body = text.strip()
+    return (
+        0 < len(body.split()) <= SIGNED_NAME_WORDS
+        and body[0].isupper()
+        and LINE_BREAK.search(body) is None
+        and PARAGRAPH_END.search(body) is None
+    )
+
+
 def closing_sentences(
     doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
 ) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it closes the text above
-    it: after the first sentence, it starts a line and ``signs_off``, or it continues,
-    in the same paragraph, a sentence that closes (the name below ``"Thanks,"``, the
-    lines of a signature), with ``SIGN_OFF_WORDS`` words at most and no final
-    punctuation, or it is a name on one line below a valediction, in a paragraph of its
-    own (``SIGNED_NAME_WORDS`` words at most, the first capitalised). No segment starts
-    on one, and none is a heading. ``texts``: the sentences' texts, where the caller
-    has them already."""
+    it: after the first sentence, it starts a line and ``signs_off`` (or is a
+    valediction alone, ``"Cheers"``, above a ``signed_name`` or at the text's end); or
+    it continues, in the same paragraph, a sentence that closes (the name below
+    ``"Thanks,"``, the lines of a signature), with ``SIGN_OFF_WORDS`` words at most and
+    no final punctuation; or it is a ``signed_name`` in a paragraph of its own below a
+    valediction. No segment starts on one, and none is a heading. ``texts``: the
+    sentences' texts, where the caller has them already."""
     starts = [int(s) for s in sent_starts]
     if texts is None:
         texts = sentence_texts(doc, starts)
     first = numpy.asarray(paragraph_first, dtype=bool)
-    out = numpy.zeros(len(starts), dtype=bool)
-    for k in range(1, len(starts)):
+    n = len(starts)
+    out = numpy.zeros(n, dtype=bool)
+    for k in range(1, n):
         body = texts[k].strip()
-        words = len(body.split())
-        if out[k - 1] and first[k] and opens_with_valediction(texts[k - 1]):
-            out[k] = (
-                0 < words <= SIGNED_NAME_WORDS
-                and body[0].isupper()
-                and LINE_BREAK.search(body) is None
-                and PARAGRAPH_END.search(body) is None
-            )
+        if out[k - 1] and first[k] and VALEDICTION.fullmatch(first_line(texts[k - 1])):
+            out[k] = signed_name(body)
         if out[k]:
             continue
         if out[k - 1] and not first[k]:
-            out[k] = words <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
-        else:
-            out[k] = starts_line(doc, starts[k]) and signs_off(body)
+            out[k] = len(body.split()) <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
+        elif starts_line(doc, starts[k]):
+            out[k] = signs_off(body) or (
+                VALEDICTION.fullmatch(body) is not None
+                and (k == n - 1 or signed_name(texts[k + 1]))
+            )
     return out
 
 

@@ -3033,7 +3033,13 @@ def test_names_in_code_and_links_are_not_cut(default_nlp: Any) -> None:
         ("Best regards,", True),
         ("Kind regards,\nAnn Lee\n", True),
         ("Cheers!", True),
+        ("Cheers\nChris", True),
+        ("Cheers", False),  # alone, it may be a title: what follows decides
+        ("Love", False),
         ("---", False),  # a rule
+        ("--author\n", False),  # a command's option, as a manual page lists them
+        ("--block-size=SIZE", False),
+        ("--Sally", True),
         ("— and then the river ran past the mill.", False),  # final punctuation
         ("—Where are you going?", False),
         ("Thanks for the help with the budget.", False),
@@ -3112,6 +3118,9 @@ def test_closings_and_salutations_of_letters() -> None:
     for text, want in (
         ("We met.\n\nCheers\n\nChris\n\nP.S. The car is fixed.", [0, 1, 1, 0]),
         ("We met.\n\n\u2014 Mark Twain\n\nEarly life\n\nHe was born.", [0, 1, 0, 0]),
+        # a valediction alone closes above a name or at the end, not above prose
+        ("We met.\n\nLove\n\nLove is patient. It is kind.", [0, 0, 0]),
+        ("We met.\n\nCheers", [0, 1]),
     ):
         paragraphs = EN(text)
         firsts = [0] + [t.i + 1 for t in paragraphs[:-1] if t.is_space]
