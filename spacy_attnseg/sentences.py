@@ -848,9 +848,8 @@ def signs_off(text: str) -> bool:
     capital or a line break, and ends without final punctuation, or its first line is a
     valediction (``VALEDICTION``) closed by ``","``, ``"!"`` or ``"."`` or with more
     lines below it in the sentence, and it holds ``VALEDICTION_WORDS`` words at most.
-    A valediction alone without
-    punctuation (``"Cheers"``, ``"Love"``) may be a title: ``closing_sentences`` reads
-    what follows it."""
+    A valediction alone without punctuation (``"Cheers"``, ``"Love"``) may be a title:
+    ``closing_sentences`` reads what follows it."""
     body = text.strip()
     words = len(body.split())
     if not body or words > SIGN_OFF_WORDS:
