@@ -891,13 +891,14 @@ def closing_sentences(
     doc: Doc, sent_starts: Any, paragraph_first: Any, texts: Optional[Sequence[str]] = None
 ) -> numpy.ndarray:
     """For each sentence (token index of its start), whether it closes the text above
-    it: after the first sentence, it starts a line and ``signs_off`` (or is a
-    valediction alone, ``"Cheers"``, above a ``signed_name`` or at the text's end); or
-    it continues, in the same paragraph, a sentence that closes (the name below
-    ``"Thanks,"``, the lines of a signature), with ``SIGN_OFF_WORDS`` words at most and
-    no final punctuation; or it is a ``signed_name`` in a paragraph of its own below a
-    valediction. No segment starts on one, and none is a heading. ``texts``: the
-    sentences' texts, where the caller has them already."""
+    it: after the first sentence, it starts a line, its text holds a line break (or
+    ends the text), and it ``signs_off`` (or is a valediction alone, ``"Cheers"``,
+    above a ``signed_name`` or at the text's end); or it continues, in the same
+    paragraph, a sentence that closes (the name below ``"Thanks,"``, the lines of a
+    signature), with ``SIGN_OFF_WORDS`` words at most and no final punctuation; or it is
+    a ``signed_name`` in a paragraph of its own below a valediction. No segment starts
+    on one, and none is a heading. ``texts``: the sentences' texts, where the caller
+    has them already."""
     starts = [int(s) for s in sent_starts]
     if texts is None:
         texts = sentence_texts(doc, starts)
@@ -912,7 +913,8 @@ def closing_sentences(
             continue
         if out[k - 1] and not first[k]:
             out[k] = len(body.split()) <= SIGN_OFF_WORDS and PARAGRAPH_END.search(body) is None
-        elif starts_line(doc, starts[k]):
+        elif starts_line(doc, starts[k]) and (k == n - 1 or LINE_BREAK.search(texts[k])):
+            # (a line of its own: "Thanks. sara My assistant ..." opens a text)
             out[k] = signs_off(body) or (
                 VALEDICTION.fullmatch(body) is not None
                 and (k == n - 1 or signed_name(texts[k + 1]))

@@ -3121,6 +3121,8 @@ def test_closings_and_salutations_of_letters() -> None:
         # a valediction alone closes above a name or at the end, not above prose
         ("We met.\n\nLove\n\nLove is patient. It is kind.", [0, 0, 0]),
         ("We met.\n\nCheers", [0, 1]),
+        # not a valediction in mid-line: there it opens a text
+        ("We met.\n\nThanks. sara My assistant has my numbers.", [0, 0]),
     ):
         paragraphs = EN(text)
         firsts = [0] + [t.i + 1 for t in paragraphs[:-1] if t.is_space]
