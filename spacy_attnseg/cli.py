@@ -660,12 +660,12 @@ def chunk_cli(
     first, where there are any, and "meta", the other fields of the document's input
     line, where it has any. Joined in order, the chunks' texts give the input text
     back. --text-key reads each JSON object's text from another field than "text". With
-    --tokenizer (the embedding model's),
-    a chunk that reads as more than --max-tokens of its tokens is cut again at sentence
-    starts where it can. A document of more than 200,000
-    characters is read in parts of at most that many, each ending at a paragraph break
-    where it can, so memory stays that of its parts, whatever its length. --engine dask
-    runs the partitions on a Dask cluster, with the same results.
+    --tokenizer (the embedding model's), a chunk that reads as more than --max-tokens of
+    its tokens is cut again at sentence starts where it can, a sign-off kept with the
+    text above it. A document of more than 200,000 characters is read in parts of at
+    most that many, each ending at a paragraph break where it can, so memory stays that
+    of its parts, whatever its length. --engine dask runs the partitions on a Dask
+    cluster, with the same results.
     """
     from .scale import Job, job_pipeline
 

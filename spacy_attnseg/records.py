@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import (
     Any,
     Callable,
+    Collection,
     Dict,
     Iterable,
     Iterator,
@@ -24,11 +25,13 @@ from typing import (
     NamedTuple,
     Optional,
     Sequence,
+    Set,
     Tuple,
     TypeVar,
     Union,
 )
 
+import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span, SpanGroup
 
@@ -39,6 +42,8 @@ from .sentences import (
     SENTENCE_END,
     HeadingPath,
     carried,
+    closing_sentences,
+    paragraph_starts,
     sentence_end_scores,
     set_heading_paths,
 )
@@ -165,13 +170,17 @@ class ChunkSizer:
             n = max(n, len(self.tokenizer.tokenize(DELETED.sub("", text))))
         return n
 
-    def pieces(self, text: str, sentences: Sequence[int] = ()) -> List[Tuple[int, int, int]]:
+    def pieces(
+        self, text: str, sentences: Sequence[int] = (), closing: Collection[int] = ()
+    ) -> List[Tuple[int, int, int]]:
         """``(start, end, n_wordpieces)`` of consecutive pieces of ``text`` that cover
         it, each of at most ``max_tokens`` wordpieces when read on its own (0: one
         piece). Where ``text`` is over, it is cut at the starts of its ``sentences``
         (character offsets) where it can: each piece holds as many whole sentences as
-        fit, and a sentence over ``max_tokens`` by itself is cut between its wordpieces
-        (``_wordpieces``)."""
+        fit, but ends before a start in ``closing`` (a sign-off, which belongs to the
+        text above it: ``sentences.closing_sentences``) only where no other start in
+        it could end it; a sentence over ``max_tokens`` by itself is cut between its
+        wordpieces (``_wordpieces``)."""
         total = self.count(text)
         if not 0 < self.max_tokens < total or not getattr(self.tokenizer, "is_fast", False):
             return [(0, len(text), total)]
@@ -190,6 +199,11 @@ class ChunkSizer:
                 if m > self.max_tokens:
                     break
                 j, n = j + 1, m
+            k = j
+            while k > i + 1 and bounds[k] in closing:
+                k -= 1
+            if k < j and bounds[k] not in closing:
+                j, n = k, self.count(text[bounds[i] : bounds[k]])
             out.append((bounds[i], bounds[j], n))
             i = j
         return out
@@ -285,6 +299,14 @@ def _load_tokenizer(name: str) -> Any:
     return tokenizer
 
 
+def closing_offsets(doc: Doc) -> Set[int]:
+    """The character offsets of ``doc``'s sentences that close the text above them
+    (``sentences.closing_sentences``: a sign-off, the name below it)."""
+    starts = [sent.start for sent in doc.sents] if doc.has_annotation("SENT_START") else []
+    closing = closing_sentences(doc, starts, paragraph_starts(doc, starts))
+    return {doc[starts[k]].idx for k in numpy.flatnonzero(closing)}
+
+
 def chunk_records(
     doc: Doc,
     number: int,
@@ -303,18 +325,20 @@ def chunk_records(
     ``sizer``, each chunk's text is counted as its tokenizer reads it alone, and a chunk
     over ``max_tokens`` (a token longer than that, text the tokenizer reads as more
     wordpieces alone than in the pass, or another tokenizer's count) is cut into pieces
-    of at most ``max_tokens`` wordpieces, at sentence starts where it can (``ChunkSizer.
-    pieces``; each piece after the first scores 0.0); without one, ``n_tokens`` is the
-    pass's count. Where ``doc`` is a part of
-    a longer document (``text_parts``), ``offset`` is where it starts in that document
-    (added to ``"start"`` and ``"end"``), ``first`` the number of its first chunk and
-    ``above`` the headings in force where it starts (``sentences.carried``)."""
+    of at most ``max_tokens`` wordpieces, at sentence starts where it can, and above a
+    sign-off only where no other start can end a piece (``ChunkSizer.pieces``,
+    ``closing_offsets``; each piece after the first scores 0.0); without one,
+    ``n_tokens`` is the pass's count. Where ``doc`` is a part of a longer document
+    (``text_parts``), ``offset`` is where it starts in that document (added to
+    ``"start"`` and ``"end"``), ``first`` the number of its first chunk and ``above``
+    the headings in force where it starts (``sentences.carried``)."""
     group = doc.spans.get(key)
     spans = list(group) if group is not None else []
     scores = group.attrs.get("scores", []) if group is not None else []
     paths = heading_titles(group, above) if group is not None else []
     sizes = doc_wordpiece_counts(doc)
     text = doc.text  # (made once: Doc.text joins every token each time it is read)
+    closing = closing_offsets(doc) if sizer is not None else set()
     records: List[Dict[str, Any]] = []
     for i, (span, score, titles) in enumerate(zip(spans, scores, paths, strict=True)):
         start = span.start_char
@@ -324,7 +348,10 @@ def chunk_records(
             pieces = [(start, end, sizes.span(span.start, span.end))]
         else:
             cuts = [s - start for s in starts]
-            pieces = [(start + a, start + b, n) for a, b, n in sizer.pieces(text[start:end], cuts)]
+            closes = {s - start for s in starts if s in closing}
+            pieces = [
+                (start + a, start + b, n) for a, b, n in sizer.pieces(text[start:end], cuts, closes)
+            ]
         for k, (a, b, n) in enumerate(pieces):
             record = {
                 "doc": number,

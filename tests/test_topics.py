@@ -1364,18 +1364,26 @@ def test_chunk_sizer_keeps_every_piece_within_max_tokens(text: str, max_tokens: 
         max_size=12,
     ),
     max_tokens=st.integers(3, 24),
+    shut=st.lists(st.booleans(), max_size=12),
 )
-def test_chunk_sizer_cuts_at_sentence_starts(sentences: List[str], max_tokens: int) -> None:
+def test_chunk_sizer_cuts_at_sentence_starts(
+    sentences: List[str], max_tokens: int, shut: List[bool]
+) -> None:
     """Over ``max_tokens``, a text is cut at its sentences' starts: each piece holds as
     many whole sentences as fit (the next would not), and only a sentence over
-    ``max_tokens`` by itself is cut inside, into pieces that each fit."""
+    ``max_tokens`` by itself is cut inside, into pieces that each fit. A piece ends
+    before a closing sentence (a sign-off) only where no other start inside it could
+    end it; otherwise it ends at the last start that is not one (the sentences up to
+    the next such start would not fit)."""
     from spacy_attnseg.records import ChunkSizer
 
     tokenizer = minilm_tokenizer()
     text = "".join(sentences)
     starts = [sum(map(len, sentences[:i])) for i in range(len(sentences))]
+    closing = {s for s, flag in zip(starts[1:], shut, strict=False) if flag}
+    cuts = [s for s in starts if s not in closing] + [len(text)]
     ends = starts[1:] + [len(text)]
-    pieces = ChunkSizer(tokenizer, max_tokens).pieces(text, starts)
+    pieces = ChunkSizer(tokenizer, max_tokens).pieces(text, starts, closing)
     assert [a for a, _, _ in pieces] == [0] + [b for _, b, _ in pieces[:-1]]
     assert pieces[-1][1] == len(text)
     count = lambda a, b: len(tokenizer.tokenize(text[a:b]))  # noqa: E731
@@ -1384,9 +1392,11 @@ def test_chunk_sizer_cuts_at_sentence_starts(sentences: List[str], max_tokens: i
         if a not in starts:  # (a piece of a sentence over max_tokens by itself)
             k = max(i for i, s in enumerate(starts) if s < a)
             assert count(starts[k], ends[k]) > max_tokens and b <= ends[k]
+        elif b in closing:
+            assert not any(a < s < b for s in cuts)
         elif b in starts:
-            k = starts.index(b)
-            assert count(a, ends[k]) > max_tokens  # (the next sentence would not fit)
+            # (the sentences up to the next start that may end a piece would not fit)
+            assert count(a, min(c for c in cuts if c > b)) > max_tokens
 
 
 def test_chunks_count_and_cut_in_another_tokenizer(tiny_model_dir: Any, tmp_path: Any) -> None:
@@ -1444,6 +1454,28 @@ def test_chunks_count_and_cut_in_another_tokenizer(tiny_model_dir: Any, tmp_path
     result = run_cli(["chunk", str(path), "--tokenizer", str(missing), "-q"])
     assert result.returncode == 2 and "[E136]" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_chunk_cut_again_keeps_the_sign_off_with_the_text_above(default_nlp: Any) -> None:
+    """Cut again for another tokenizer's ``max_tokens``, a letter's chunks never start at
+    its sign-off (``"Best regards,"``, the name and title below it), which closes the
+    text above: before, some limits (23-25, 41-43 here) put it in a piece of its own."""
+    from spacy_attnseg.records import ChunkSizer, chunk_records, closing_offsets
+
+    text = (
+        "Hi Anna,\n\nThe shipment left the warehouse on Monday. It should reach you by "
+        "Friday. The invoice is attached, and payment is due in thirty days. Let me know "
+        "if anything is missing.\n\nBest regards,\nTom Baker\nSales Manager\n"
+    )
+    doc = default_nlp(text)
+    sign_off = {text.index(line) for line in ("Best regards,", "Tom Baker", "Sales Manager")}
+    assert closing_offsets(doc) == sign_off
+    tokenizer = minilm_tokenizer()
+    for max_tokens in range(15, 49):
+        records = chunk_records(doc, 0, "attn_segments", ChunkSizer(tokenizer, max_tokens))
+        assert "".join(r["text"] for r in records) == text
+        assert all(len(tokenizer.tokenize(r["text"])) <= max_tokens for r in records)
+        assert not sign_off & {r["start"] for r in records}, max_tokens
 
 
 def test_chunk_counts_fit_a_stock_tokenizer_and_the_pass() -> None:
