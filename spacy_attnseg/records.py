@@ -43,6 +43,7 @@ from .sentences import (
     HeadingPath,
     carried,
     closing_sentences,
+    cuts_off_sign_off,
     paragraph_starts,
     sentence_end_scores,
     set_heading_paths,
@@ -424,9 +425,10 @@ def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
     that cover it: each ends at the last place in its second half where ``PART_ENDS``
     says a part may end, by the first of them found there, outside code blocks where
     there is one (``markup.code_blocks``: a part that opened inside one would read its
-    ``# comment`` lines as headings and its closing fence as an opening one), exactly
-    at ``limit`` where none is. One part where ``text`` is no longer than ``limit``.
-    Linear in the text."""
+    ``# comment`` lines as headings and its closing fence as an opening one) and not
+    above a letter's sign-off where it can (``sentences.cuts_off_sign_off``: the next
+    part would open with it), exactly at ``limit`` where none is. One part where
+    ``text`` is no longer than ``limit``. Linear in the text."""
     if len(text) <= limit:
         return [(0, len(text))]
     blocks = code_blocks(text)
@@ -444,9 +446,13 @@ def text_parts(text: str, limit: int) -> List[Tuple[int, int]]:
             [m.end() for m in pattern.finditer(text, a + limit // 2, a + limit)]
             for pattern in PART_ENDS
         ]
-        best = [end for ends in kinds for end in reversed(ends) if outside(end)]
-        best += [ends[-1] for ends in kinds if ends]  # (in code, where nothing is outside)
-        starts.append(best[0] if best else a + limit)
+        ends = [end for found in kinds for end in reversed(found)]
+        best = next((e for e in ends if outside(e) and not cuts_off_sign_off(text, e)), None)
+        if best is None:  # (a letter's sign-off, in code, where nothing else is)
+            best = next((e for e in ends if outside(e)), None)
+        if best is None:
+            best = next((found[-1] for found in kinds if found), a + limit)
+        starts.append(best)
     return list(zip(starts, starts[1:] + [len(text)], strict=True))
 
 

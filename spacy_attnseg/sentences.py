@@ -922,6 +922,24 @@ def closing_sentences(
     return out
 
 
+# how far around a place ``cuts_off_sign_off`` reads, in characters: a line of
+# ``SIGN_OFF_WORDS`` words
+SIGN_OFF_CHARS = 200
+
+
+def cuts_off_sign_off(text: str, at: int) -> bool:
+    """Whether cutting ``text`` at ``at`` would part a letter's sign-off from the text
+    above it (what ``closing_sentences`` keeps together, read from the text alone): the
+    line at ``at`` is a valediction (``"Best regards,"``, or ``"Cheers"`` without
+    punctuation) or ``signs_off``, or the line above ``at`` is a valediction, whose name
+    follows."""
+    below = first_line(text[at : at + SIGN_OFF_CHARS])
+    above = LINE_BREAK.split(text[max(0, at - SIGN_OFF_CHARS) : at].rstrip())[-1].strip()
+    return any(VALEDICTION.fullmatch(line) is not None for line in (below, above)) or (
+        signs_off(below)
+    )
+
+
 # A letter's salutation on a line of its own ("Hi Anna,", "Dear Sir or Madam:"): it
 # opens the text below it
 SALUTATION = re.compile(

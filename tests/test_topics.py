@@ -1643,6 +1643,36 @@ def test_a_part_ends_before_a_heading_not_after_it(heading: str, joiner: str) ->
     assert [a for a, _ in text_parts(text, before + len(heading) + 5)] == [0, before]
 
 
+@pytest.mark.parametrize("sign_off", ["Best regards,\nTom Baker", "Cheers\n\nChris", "-- Kay"])
+def test_a_part_does_not_open_with_a_sign_off(sign_off: str) -> None:
+    """Of a long thread of e-mails, no part opens with a message's sign-off (the
+    valediction, or the name below it in a paragraph of its own), which would open the
+    next part's first chunk instead of closing its message: the part ends at another
+    paragraph break of its second half. Before, 81-84 of these 93 limits ended a part
+    right above one: the last blank line after a sentence's end is the one above the
+    sign-off in every message."""
+    from spacy_attnseg.records import text_parts
+
+    mail = "\n\n".join(
+        [
+            "Hi Bob,",
+            "The valve was closed before the test. Pressure held for an hour at the rated load.",
+            "The report goes out on Friday. Let me know if you need the raw readings too.",
+            sign_off,
+            "",
+        ]
+    )
+    text = mail * 12
+    lines = {a for a in range(1, len(text)) if text[a - 1] == "\n"}
+    closing = {a for a in lines if text[a:].startswith(tuple(sign_off.split("\n\n")))}
+    closing |= {a for a in lines if text[a:].startswith("Chris")}
+    assert len(closing) == 12 * len(sign_off.split("\n\n"))
+    for limit in range(300, 1500, 13):
+        parts = text_parts(text, limit)
+        assert [b for _, b in parts[:-1]] == [a for a, _ in parts[1:]]
+        assert not closing & {a for a, _ in parts}, limit
+
+
 def test_a_part_does_not_open_inside_a_code_block() -> None:
     """Where the second half of a part holds the end of a prose paragraph before a
     fenced (or reStructuredText literal) code block, the part ends there and not at a
@@ -1677,7 +1707,8 @@ def test_a_part_does_not_open_inside_a_code_block() -> None:
 )
 def test_text_parts_cover_the_text_and_end_where_they_may(text: str, limit: int) -> None:
     """Parts cover the text in order, each of at most ``limit`` characters; each but the
-    last ends where the best kind of end (``PART_ENDS``) found in its second half ends."""
+    last ends where the best kind of end (``PART_ENDS``) found in its second half ends
+    (these texts hold no sign-off, which a part's end avoids)."""
     from spacy_attnseg.records import PART_ENDS, text_parts
 
     parts = text_parts(text, limit)
