@@ -727,6 +727,17 @@ def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def continued_lines_hold(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) without those on a line that
+    continues the sentence of the line above (``continued_lines``). Returns a new array
+    of ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    after = line_break_starts(doc, classes)
+    if len(after):
+        out[after[continued_lines(doc, after)]] = 0
+    return out
+
+
 def unmarked_line_starts(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> List[int]:
     """The starts in ``starts`` (one value per token, nonzero = start) that fall inside a
     line of under ``UNWRAPPED_LINE_CHARS`` characters, not after sentence-final
@@ -1410,7 +1421,9 @@ def line_rules(
     a text with one sentence per line the first token after every line break starts one
     (``lines_end_sentences``), so does every line that opens a list item
     (``list_lines_start_sentences``) and every line below a short line without
-    punctuation that opens a sentence (``short_lines_end_sentences``); a list marker
+    punctuation that opens a sentence (``short_lines_end_sentences``), and none starts
+    on a line that continues the clause above it (``continued_lines_hold``: the model
+    started ``"too."`` wrapped onto a line of its own on a manual page); a list marker
     (``"2."``) is not a sentence by itself (``join_list_markers``); with
     ``paragraph_breaks``, a code block, a heading or a table is one sentence
     (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
@@ -1425,6 +1438,7 @@ def line_rules(
         wrapped = LINE_BREAK.search(doc.text) is not None and hard_wrapped(doc.text)
         items = list_item_lines(doc, classes.space)  # (read by both list rules)
         starts = lines_end_sentences(doc, starts, classes, wrapped=wrapped)
+        starts = continued_lines_hold(doc, starts, classes)
         starts = list_lines_start_sentences(doc, starts, classes, items=items)
         starts = short_lines_end_sentences(doc, starts, classes, wrapped=wrapped, items=items)
     starts = join_list_markers(doc, starts, classes)

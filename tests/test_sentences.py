@@ -400,6 +400,58 @@ def test_a_line_below_an_open_clause_continues_it(default_nlp: Any) -> None:
     assert found == sentences
 
 
+def test_a_start_on_a_line_that_continues_a_clause_goes() -> None:
+    """A sentence start the model put on a line that continues the clause above it (in
+    lower case, below a line of 20 characters or more without a statement's end) goes,
+    whether or not the text has a sentence a line; the starts on the other lines stay.
+    Text written without capitals, or without punctuation, keeps every start."""
+    from spacy_attnseg.sentences import continued_lines_hold
+
+    for text in (CLAUSE_LINES, CLAUSE_LINES.lower(), re.sub(r"[.!?]", "", CLAUSE_LINES)):
+        doc = EN(text)
+        firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
+        predicted = numpy.zeros(len(doc), dtype="int32")
+        predicted[firsts] = 1
+        out = numpy.flatnonzero(continued_lines_hold(doc, predicted, token_classes(doc)))
+        continued = (1, 2, 5) if text == CLAUSE_LINES else ()
+        assert out.tolist() == [i for k, i in enumerate(firsts) if k not in continued]
+        assert predicted[firsts].all()  # (the caller's array is left as it was)
+
+
+#: a manual page as ``man`` writes it: titles over indented text, an option list, and a
+#: paragraph's last word wrapped onto a line of its own
+MANUAL_PAGE = (
+    "NAME\n       sift - search a tree of files\n\nSYNOPSIS\n       sift [OPTION]... PATTERN"
+    " [DIR]...\n\nDESCRIPTION\n       Search each DIR for files whose contents match PATTERN."
+    " Print the names of the\n       matching files, one per line, in the order in which they"
+    " are found on the\n       disk. Options that take a value accept it after an equals sign"
+    " or as the\n       next argument, and long options may be abbreviated where that is\n"
+    "       unambiguous.\n\n"
+    + "".join(
+        f"       -{c}, --{w}\n              {d}\n\n"
+        for c, w, d in [
+            ("a", "all", "do not skip files whose names start with a dot"),
+            ("b", "brief", "print one line for each file"),
+            ("c", "count", "print only the number of matching files"),
+            ("d", "depth=N", "descend at most N levels below the starting point"),
+            ("f", "force", "overwrite the output file without asking"),
+            ("q", "quiet", "print nothing but errors"),
+        ]
+    )
+    + "       Mandatory  arguments  to  long  options are mandatory for short options\n"
+    "       too.\n\nAUTHOR\n       Written by Ann Example.\n"
+)
+
+
+def test_a_wrapped_last_word_stays_with_its_sentence(default_nlp: Any) -> None:
+    """On a manual page, the model starts a sentence on the word ``"too."`` that the
+    page wrapped onto a line of its own; it continues the sentence above."""
+    doc = default_nlp(MANUAL_PAGE)
+    sentences = [s.text.strip() for s in doc.sents]
+    assert not [s for s in sentences if s.startswith("too")]
+    assert any(s.startswith("Mandatory") and s.endswith("too.") for s in sentences)
+
+
 def test_three_lines_end_sentences_unless_hard_wrapped(default_nlp: Any) -> None:
     """Two line breaks, one of them already ending a sentence: every line ends one in
     text that is not hard-wrapped; text that looks hard-wrapped needs three line
