@@ -643,8 +643,10 @@ def lines_end_sentences(
     their sentences (``short_lines_hold_one``) in text that is not hard-wrapped, or where
     ``LINE_HOLD_SHARE`` of the line breaks already start one. The lines indented under a
     list item (``item_continuations``) are the item's, not lines of their own: they
-    neither count nor get a start. ``wrapped``: ``hard_wrapped(doc.text)``, where the
-    caller has it. Returns a new array of ``starts``' dtype."""
+    neither count nor get a start. A line that continues the clause above it gets one
+    too, which ``continued_lines_hold`` takes back after this rule (``line_rules``).
+    ``wrapped``: ``hard_wrapped(doc.text)``, where the caller has it. Returns a new
+    array of ``starts``' dtype."""
     out = numpy.array(starts, copy=True)
     classes = classes or token_classes(doc)
     # (an item's wrapped lines are no lines of their own)
@@ -662,7 +664,7 @@ def lines_end_sentences(
     if share < UNWRAPPED_LINE_SENTENCE_SHARE:
         return out
     if not wrapped or (share >= LINE_SENTENCE_SHARE and len(after) >= MIN_WRAPPED_LINE_BREAKS):
-        out[after[~continued_lines(doc, after)]] = 1
+        out[after] = 1  # (``continued_lines_hold`` takes those of continued lines)
         if share >= LINE_HOLD_SHARE or not wrapped:
             out = short_lines_hold_one(doc, out, classes)
     return out

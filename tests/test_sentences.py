@@ -39,6 +39,7 @@ from spacy_attnseg.sentences import (
     blocks_hold_one,
     candidate_mask,
     closing_sentences,
+    continued_lines_hold,
     decide_starts,
     decision_targets,
     follows_final,
@@ -385,7 +386,8 @@ def test_a_line_below_an_open_clause_continues_it(default_nlp: Any) -> None:
     where the line breaks end sentences; one below a line that ends a statement or a
     colon starts one (``"msgpack also..."``, ``"numpy"``), and so do the short lines of
     a list (``"pandas"``) and link reference definitions. Text written without
-    capitals, or without punctuation, keeps a sentence a line."""
+    capitals, or without punctuation, keeps a sentence a line (``lines_end_sentences``,
+    then ``continued_lines_hold``, as ``line_rules`` runs them)."""
     lines = CLAUSE_LINES.split("\n")
     sentences = [" ".join(lines[0:3]), lines[3], " ".join(lines[4:6]), *lines[6:]]
     for text in (CLAUSE_LINES, CLAUSE_LINES.lower(), re.sub(r"[.!?]", "", CLAUSE_LINES)):
@@ -393,7 +395,8 @@ def test_a_line_below_an_open_clause_continues_it(default_nlp: Any) -> None:
         firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
         predicted = numpy.zeros(len(doc), dtype="int32")
         predicted[[firsts[k] for k in (3, 4, 6)]] = 1  # 3 line breaks of 12 end a sentence
-        out = numpy.flatnonzero(lines_end_sentences(doc, predicted)).tolist()
+        ended = lines_end_sentences(doc, predicted)
+        out = numpy.flatnonzero(continued_lines_hold(doc, ended, token_classes(doc))).tolist()
         continued = (1, 2, 5) if text == CLAUSE_LINES else ()
         assert out == [i for k, i in enumerate(firsts) if k > 0 and k not in continued]
     found = [s.text.strip().replace("\n", " ") for s in default_nlp(CLAUSE_LINES).sents]
@@ -405,8 +408,6 @@ def test_a_start_on_a_line_that_continues_a_clause_goes() -> None:
     lower case, below a line of 20 characters or more without a statement's end) goes,
     whether or not the text has a sentence a line; the starts on the other lines stay.
     Text written without capitals, or without punctuation, keeps every start."""
-    from spacy_attnseg.sentences import continued_lines_hold
-
     for text in (CLAUSE_LINES, CLAUSE_LINES.lower(), re.sub(r"[.!?]", "", CLAUSE_LINES)):
         doc = EN(text)
         firsts = [0] + [t.i + 1 for t in doc if t.text == "\n"]
