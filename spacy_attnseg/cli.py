@@ -656,16 +656,16 @@ def chunk_cli(
     or --max-sents forced; 0.0 for a document's first chunk, a cut that only the size
     limit of the chunk's own tokenizer made, and the start of a part), "headings", the
     titles of the headings the chunk sits under (Markdown, HTML, reStructuredText,
-    MediaWiki, AsciiDoc, LaTeX, Org, or plain titles over its sections), outermost
-    first, where there are any, and "meta", the other fields of the document's input
-    line, where it has any. Joined in order, the chunks' texts give the input text
-    back. --text-key reads each JSON object's text from another field than "text". With
-    --tokenizer (the embedding model's), a chunk that reads as more than --max-tokens of
-    its tokens is cut again at sentence starts where it can, a sign-off kept with the
-    text above it. A document of more than 200,000 characters is read in parts of at
-    most that many, each ending at a paragraph break where it can, so memory stays that
-    of its parts, whatever its length. --engine dask runs the partitions on a Dask
-    cluster, with the same results.
+    MediaWiki, AsciiDoc, LaTeX, Org, a manual page's section titles, or plain titles
+    over its sections), outermost first, where there are any, and "meta", the other
+    fields of the document's input line, where it has any. Joined in order, the chunks'
+    texts give the input text back. --text-key reads each JSON object's text from
+    another field than "text". With --tokenizer (the embedding model's), a chunk that
+    reads as more than --max-tokens of its tokens is cut again at sentence starts where
+    it can, a sign-off kept with the text above it. A document of more than 200,000
+    characters is read in parts of at most that many, each ending at a paragraph break
+    where it can, so memory stays that of its parts, whatever its length. --engine dask
+    runs the partitions on a Dask cluster, with the same results.
     """
     from .scale import Job, job_pipeline
 

@@ -35,10 +35,13 @@ from .markup import (
     BLANK_LINE,
     CUE_LINES,
     HEADING_MARK,
+    IN_LINE_SPACE,
     INDENTED_LINE,
     LINE_BREAK,
+    LINE_START,
     LINE_TEXT,
     MEDIAWIKI,
+    NEXT_LINE,
     OPENING_TAGS,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
@@ -298,10 +301,11 @@ UNWRAPPED_LINE_CHARS = 100
 
 def paragraph_break_tokens(doc: Doc, space: Optional[numpy.ndarray] = None) -> numpy.ndarray:
     """Which tokens of ``doc`` break paragraphs (bool per token): the whitespace tokens
-    that hold a blank line (``is_blank_line``) and the line break before each line that
+    that hold a blank line (``is_blank_line``), the line break before each line that
     opens a paragraph by its indentation (``indented_paragraphs``) or, in hard-wrapped
     text marked neither way, below a short line that ends a sentence
-    (``short_line_paragraphs``). ``space``: per token, whether it is whitespace, where
+    (``short_line_paragraphs``), and the line break below a manual page's section
+    title (``manual_titles``). ``space``: per token, whether it is whitespace, where
     the caller has it."""
     if space is None:
         space = doc.to_array(IS_SPACE).astype(bool) if len(doc) else numpy.zeros(0, dtype=bool)
@@ -310,6 +314,7 @@ def paragraph_break_tokens(doc: Doc, space: Optional[numpy.ndarray] = None) -> n
         out[i] = is_blank_line(doc[i])
     text = doc.text
     indented = indented_paragraphs(text) or short_line_paragraphs(text)
+    indented += [body for _, body in manual_titles(text)]
     if indented:
         firsts = numpy.searchsorted(doc.to_array(IDX), indented)
         before = firsts[firsts > 0] - 1
@@ -523,6 +528,33 @@ def first_word_opens(text: str) -> bool:
     perhaps after opening quotes or brackets (``first_character``)."""
     first = first_character(text)
     return first.isupper() or first.isdigit()
+
+
+# A manual page's section title as ``man`` writes it ("NAME", "SEE ALSO"): one to four
+# words of capitals and digits alone on a line at the margin, directly above an indented
+# line of text (the section's body). A text with MIN_MANUAL_TITLES of them is read as
+# such a page (``manual_titles``).
+MANUAL_TITLE = re.compile(
+    rf"{LINE_START}[A-Z][A-Z0-9]+(?: [A-Z][A-Z0-9]*){{0,3}}{IN_LINE_SPACE}*{NEXT_LINE}"
+    rf"{IN_LINE_SPACE}+(?=\S)",
+    re.MULTILINE,
+)
+MIN_MANUAL_TITLES = 2
+
+
+def manual_titles(text: str) -> Lines:
+    """``(title, body)``: the character offsets of each of a manual page's section titles
+    (``MANUAL_TITLE``, outside fenced code) and of the first word below it, where
+    ``text`` has ``MIN_MANUAL_TITLES`` or more. The line break between them breaks a
+    paragraph (``paragraph_break_tokens``), and the title is a marked heading
+    (``heading_sentences``). Linear in the text."""
+    found = [(m.start(), m.end()) for m in MANUAL_TITLE.finditer(text)]
+    if len(found) < MIN_MANUAL_TITLES:
+        return []
+    code = fenced_code(text)
+    starts = [a for a, _ in code]
+    found = [(a, b) for a, b in found if outside(code, starts, a)]
+    return found if len(found) >= MIN_MANUAL_TITLES else []
 
 
 def indented_paragraphs(text: str) -> List[int]:
@@ -1073,9 +1105,9 @@ def heading_sentences(
     not the last sentence and is marked as one (``HEADING_MARK``, ``UNDERLINED``,
     ``MEDIAWIKI``; with one ``=`` on each side, a page's title, only on a page with
     MediaWiki's section headings and where ``stands_as_title``), an Org-mode page's
-    heading (``org_blocks``), a title between two
-    lines of ``ADORNMENT`` (``overlined_title``), or one line directly above a line of
-    ``ADORNMENT``, which is then part of the heading too);
+    heading (``org_blocks``), a manual page's section title (``manual_titles``), a
+    title between two lines of ``ADORNMENT`` (``overlined_title``), or one line directly
+    above a line of ``ADORNMENT``, which is then part of the heading too);
     ``PLAIN_HEADING`` where it is instead a paragraph of its own (``paragraph_first`` of
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
     letters and no closing punctuation at its end, not ``bulleted``, not a line that
@@ -1108,6 +1140,7 @@ def heading_sentences(
         for k in range(len(starts))
     ]
     org = {a for a, _ in org_blocks(doc.text)[1]}  # an Org-mode page's headings
+    manual = {a for a, _ in manual_titles(doc.text)}  # a manual page's section titles
     wiki = [
         MEDIAWIKI.fullmatch(text) if at_line[k] and one_line[k] and not code[k] else None
         for k, text in enumerate(stripped)
@@ -1135,6 +1168,7 @@ def heading_sentences(
             HEADING_MARK.match(text) is not None
             or (found is not None and (found.group(1) != "=" or (wiki_page and stands_as_title(k))))
             or doc[starts[k]].idx in org
+            or doc[starts[k]].idx in manual
         )
         underlined = UNDERLINED.fullmatch(text) or overlined_title(text)
         if marked or underlined or underline[k] or underline[k + 1]:

@@ -453,6 +453,48 @@ def test_a_wrapped_last_word_stays_with_its_sentence(default_nlp: Any) -> None:
     assert any(s.startswith("Mandatory") and s.endswith("too.") for s in sentences)
 
 
+def test_manual_titles() -> None:
+    """A manual page's section titles: a line of capitals at the margin directly above
+    an indented line, two or more on the page. Not a title: a line in mixed case or with
+    punctuation, one with a blank line below it, one inside a fenced code block, nor a
+    single such line in a text (a word in capitals over a quotation)."""
+    from spacy_attnseg.sentences import manual_titles
+
+    found = manual_titles(MANUAL_PAGE)
+    assert [MANUAL_PAGE[a:b].split("\n")[0] for a, b in found] == [
+        "NAME",
+        "SYNOPSIS",
+        "DESCRIPTION",
+        "AUTHOR",
+    ]
+    assert [MANUAL_PAGE[b:].split()[0] for _, b in found] == ["sift", "sift", "Search", "Written"]
+    body = "\n       Search each DIR for files.\n\n"
+    assert manual_titles("NAME" + body + "Usage" + body) == []
+    assert manual_titles("NAME" + body + "NOTE:" + body) == []
+    assert manual_titles("NAME" + body + "USAGE\n" + body) == []
+    assert manual_titles("NAME" + body + "```\nUSAGE" + body + "```\n") == []
+    assert manual_titles("She said:\nSTOP\n    the car, now.") == []
+    assert len(manual_titles("NAME" + body + "USAGE" + body)) == 2
+
+
+def test_a_manual_page_is_read_by_its_sections(default_nlp: Any) -> None:
+    """Each section title of a manual page is a sentence of its own and a heading: a
+    chunk starts at each, and every chunk carries the title of the section it sits in
+    (computed here from the text: the last title at or above the chunk's start)."""
+    import spacy_attnseg
+
+    doc = default_nlp(MANUAL_PAGE)
+    titles = ["NAME", "SYNOPSIS", "DESCRIPTION", "AUTHOR"]
+    sentences = [s.text.strip() for s in doc.sents]
+    assert all(title in sentences for title in titles)
+    at = {MANUAL_PAGE.index(title + "\n"): title for title in titles}
+    records = list(spacy_attnseg.chunks(default_nlp, [MANUAL_PAGE]))
+    assert set(at) <= {record["start"] for record in records}
+    for record in records:
+        above = [title for a, title in sorted(at.items()) if a <= record["start"]]
+        assert record["headings"] == [above[-1]]
+
+
 def test_three_lines_end_sentences_unless_hard_wrapped(default_nlp: Any) -> None:
     """Two line breaks, one of them already ending a sentence: every line ends one in
     text that is not hard-wrapped; text that looks hard-wrapped needs three line
