@@ -1453,14 +1453,16 @@ def line_rules(
     ``"No."`` before a sentence that opens with a digit joins it, rarer in edited text
     than a numbered reference), nor on the first word of a dialogue tag
     (``dialogue_tags``: ``"Who is there?" | she asked``), nor inside a letter's
-    salutation (``salutation_holds``: ``"Hi | Tom,"``); with ``paragraph_breaks``, in
-    a text with one sentence per line the first token after every line break starts one
-    (``lines_end_sentences``), so does every line that opens a list item
-    (``list_lines_start_sentences``) and every line below a short line without
-    punctuation that opens a sentence (``short_lines_end_sentences``), and none starts
-    on a line that continues the clause above it (``continued_lines_hold``: the model
-    started ``"too."`` wrapped onto a line of its own on a manual page); a list marker
-    (``"2."``) is not a sentence by itself (``join_list_markers``); with
+    salutation (``salutation_holds``: ``"Hi | Tom,"``), nor inside a line on a word in
+    lower case that no final punctuation precedes, in text that opens its sentences with
+    capitals (``lower_starts_hold``: ``"Nice teachers | good school"``); with
+    ``paragraph_breaks``, in a text with one sentence per line the first token after
+    every line break starts one (``lines_end_sentences``), so does every line that opens
+    a list item (``list_lines_start_sentences``) and every line below a short line
+    without punctuation that opens a sentence (``short_lines_end_sentences``), and none
+    starts on a line that continues the clause above it (``continued_lines_hold``: the
+    model started ``"too."`` wrapped onto a line of its own on a manual page); a list
+    marker (``"2."``) is not a sentence by itself (``join_list_markers``); with
     ``paragraph_breaks``, a code block, a heading or a table is one sentence
     (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
     (``quotes_open_lines``), and so do the markup tags that open a line
@@ -1469,6 +1471,7 @@ def line_rules(
     so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
     held = classes.numbered | dialogue_tags(doc, classes) | salutation_holds(doc)
     starts = numpy.where(held, 0, starts).astype(starts.dtype)
+    starts = lower_starts_hold(doc, starts, classes)
     if paragraph_breaks:
         # (both rules read whether the text is hard-wrapped; it has to have lines)
         wrapped = LINE_BREAK.search(doc.text) is not None and hard_wrapped(doc.text)
@@ -1482,6 +1485,31 @@ def line_rules(
         starts = blocks_hold_one(doc, starts, classes)
     starts = tags_open_lines(doc, quotes_open_lines(doc, starts))
     return runs_hold_no_start(doc, starts)
+
+
+def lower_starts_hold(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) -> numpy.ndarray:
+    """``starts`` (one value per token, nonzero = start) without those inside a line on
+    a word that opens in lower case (after ``LINE_OPENERS``) where no sentence-final
+    punctuation precedes it (``follows_final``), in a text that opens its sentences
+    with capitals (``writes_capitals``): there a sentence does not start so, and the
+    model's start is a clause of the same sentence (``"options | match, a file is"``
+    on a manual page, ``"Nice teachers | good school"``). Returns a new array of
+    ``starts``' dtype."""
+    out = numpy.array(starts, copy=True)
+    found = numpy.flatnonzero(out[1:]) + 1
+    if not len(found):
+        return out
+    text = doc.text
+    if not writes_capitals(text):
+        return out
+    ended = follows_final(doc, classes)
+    space = classes.space
+    for i in found.tolist():
+        if ended[i] or (space[i - 1] and LINE_BREAK.search(doc[i - 1].text)):
+            continue
+        if text[doc[i].idx : doc[i].idx + 40].lstrip(LINE_OPENERS)[:1].islower():
+            out[i] = 0
+    return out
 
 
 def dialogue_tags(doc: Doc, classes: TokenClasses) -> numpy.ndarray:

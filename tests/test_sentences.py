@@ -50,6 +50,7 @@ from spacy_attnseg.sentences import (
     join_list_markers,
     layout_starts,
     lines_end_sentences,
+    lower_starts_hold,
     next_starts,
     normalised_window_scores,
     page_furniture,
@@ -417,6 +418,45 @@ def test_a_start_on_a_line_that_continues_a_clause_goes() -> None:
         continued = (1, 2, 5) if text == CLAUSE_LINES else ()
         assert out.tolist() == [i for k, i in enumerate(firsts) if k not in continued]
         assert predicted[firsts].all()  # (the caller's array is left as it was)
+
+
+def test_a_start_in_lower_case_without_punctuation_before_it_goes() -> None:
+    """In text that opens its sentences with capitals, a start the model put inside a
+    line on a word in lower case (after an opening bracket too) that no final
+    punctuation precedes goes; one after final punctuation, one at a line's start, one
+    on a capital, and every start in text written in lower case stay."""
+    text = (
+        "Nice teachers good school. They are kind (see the list) to all. The bus is late. "
+        "We waited. It rained. Then we left. Really? yes, and the staff help.\nthe lines "
+        "below are another rule's. Options match here."
+    )
+    doc = EN(text)
+    at = {t.text if t.i == 0 or t.text != "the" else f"the{t.i}": t.i for t in doc}
+    the_line = max(t.i for t in doc if t.text == "the" and doc[t.i - 1].text == "\n")
+    chosen = [at["good"], at["They"], at["("], at["yes"], the_line, at["match"]]
+    predicted = numpy.zeros(len(doc), dtype="int32")
+    predicted[chosen] = 1
+    out = lower_starts_hold(doc, predicted, token_classes(doc))
+    assert numpy.flatnonzero(out).tolist() == [at["They"], at["yes"], the_line]
+    assert predicted[chosen].all()  # (the caller's array is left as it was)
+    lower = EN(text.lower())
+    kept = lower_starts_hold(lower, predicted, token_classes(lower))
+    assert kept.tolist() == predicted.tolist()
+
+
+def test_a_review_run_on_is_one_sentence(default_nlp: Any) -> None:
+    """The model split an EWT dev review at ``"Nice teachers | good school"``: no
+    punctuation precedes ``"good"``, and the review opens its other sentences with
+    capitals. The gold sentence is whole, and so is the pipeline's."""
+    from paper.evaluation import read_conllu_documents
+
+    review = next(d for d in read_conllu_documents(EWT_DEV) if "Nice teachers" in d.text)
+    text = review.text
+    good = text.index("Nice teachers good school") + len("Nice teachers ")
+    assert good not in review.starts
+    doc = default_nlp(text)
+    assert good not in [s.start_char for s in doc.sents]
+    assert text.index("Nice teachers") in [s.start_char for s in doc.sents]
 
 
 #: a manual page as ``man`` writes it: titles over indented text, an option list, and a
