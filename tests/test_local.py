@@ -90,7 +90,7 @@ def test_tiny_models_local_vectors_equal_attention_within_each_sentence(
     # (a low threshold: random weights find few sentences otherwise; the units are the
     # sentences, long ones too)
     nlp = build_nlp(
-        model_dir, segmenter={"threshold": 0.2, "min_sents": 1, "long_sentence_tokens": 0}
+        model_dir, segmenter={"threshold": 0.05, "min_sents": 1, "long_sentence_tokens": 0}
     )
     doc, means = recorded_means(nlp, sample_text, monkeypatch)
     assert LOCAL not in doc._.trf_data.model_output  # released after its reader

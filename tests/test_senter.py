@@ -351,6 +351,19 @@ def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
     assert len(blank) == 1 and space.sum() == 3
     # tokens that end the sentence before them (TEXTS have no quotes or brackets)
     ending = space | numpy.array([t.text in (".", "!", "?") for t in doc])
+    # words in lower case inside a line that no final punctuation precedes: in this text,
+    # which writes capitals, none starts a sentence (``lower_starts_hold``)
+    final = [t.i for t in doc if t.text in (".", "!", "?")]
+    lower = numpy.array(
+        [
+            t.i > 0
+            and t.text[:1].islower()
+            and "\n" not in doc[t.i - 1].text
+            and max((i for i in final if i < t.i), default=-1)
+            < max((u.i for u in doc[: t.i] if not u.is_space and u.text not in ".!?"), default=-1)
+            for t in doc
+        ]
+    )
     probs = senter.predict_proba([doc])[0]
     saved = dict(senter.cfg)
     try:
@@ -367,6 +380,7 @@ def test_blank_lines_and_whitespace(trained: Dict[str, Any]) -> None:
             for i in numpy.flatnonzero(ending[1:]) + 1:
                 expected[i + 1 : i + 2] |= expected[i]
                 expected[i] = False
+            expected &= ~lower
             if paragraph_breaks:
                 expected[blank[0] + 1] = True
             assert starts.tolist() == expected.tolist()
