@@ -1503,9 +1503,8 @@ def lower_starts_hold(doc: Doc, starts: numpy.ndarray, classes: TokenClasses) ->
     if not writes_capitals(text):
         return out
     ended = follows_final(doc, classes)
-    space = classes.space
     for i in found.tolist():
-        if ended[i] or (space[i - 1] and LINE_BREAK.search(doc[i - 1].text)):
+        if ended[i] or starts_line(doc, i):
             continue
         if text[doc[i].idx : doc[i].idx + 40].lstrip(LINE_OPENERS)[:1].islower():
             out[i] = 0

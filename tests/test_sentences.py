@@ -431,7 +431,7 @@ def test_a_start_in_lower_case_without_punctuation_before_it_goes() -> None:
         "below are another rule's. Options match here."
     )
     doc = EN(text)
-    at = {t.text if t.i == 0 or t.text != "the" else f"the{t.i}": t.i for t in doc}
+    at = {t.text: t.i for t in doc}  # (the words looked up below occur once)
     the_line = max(t.i for t in doc if t.text == "the" and doc[t.i - 1].text == "\n")
     chosen = [at["good"], at["They"], at["("], at["yes"], the_line, at["match"]]
     predicted = numpy.zeros(len(doc), dtype="int32")
