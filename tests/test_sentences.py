@@ -2994,6 +2994,68 @@ def test_short_line_paragraphs() -> None:
     assert short_line_paragraphs(item) == []
 
 
+def test_double_spaced() -> None:
+    """A text with a blank line below every line, across which its sentences go on in
+    lower case, is double-spaced, and its blank lines break no paragraph; not the same
+    lines single-spaced, nor paragraphs of one line each between blank lines, nor the
+    double-spaced page in lower case (nothing there tells a sentence that goes on from
+    a paragraph of its own)."""
+    from spacy_attnseg.sentences import double_spaced, paragraph_break_tokens
+
+    lines = textwrap.fill(" ".join(MILL), 60).split("\n")
+    assert sum(line[-1] not in ".!?" and line[0].islower() for line in lines) >= 3
+    page = "\n\n".join(lines) + "\n"
+    assert double_spaced(page)
+    assert not double_spaced("\n".join(lines))
+    assert not double_spaced("\n\n".join(MILL))
+    assert not double_spaced(page.lower())
+    nlp = spacy.blank("en")
+    assert not paragraph_break_tokens(nlp(page)).any()
+    breaks = paragraph_break_tokens(nlp("\n\n".join(MILL)))
+    assert [t.text for t in nlp("\n\n".join(MILL)) if breaks[t.i]] == ["\n\n", "\n\n"]
+
+
+def test_a_double_spaced_page_has_the_sentences_of_its_text(default_nlp: Any) -> None:
+    """The default pipeline finds the same sentences in a hard-wrapped page whether or
+    not a blank line sits below each line (as the text of a double-spaced manuscript
+    gives them): a blank line there starts no sentence in the middle of a clause, and a
+    line that goes on in lower case is the sentence's above it (``continued_lines``
+    reads the line above that holds text)."""
+    text = " ".join(MILL)
+    single = textwrap.fill(text, 60)
+    double = single.replace("\n", "\n\n")
+    want = [" ".join(s.text.split()) for s in default_nlp(single).sents]
+    assert len(want) == 6
+    assert [" ".join(s.text.split()) for s in default_nlp(double).sents] == want
+
+
+def test_blank_lines_inside_most_sentences_open_no_paragraphs() -> None:
+    """Where more of a text's blank lines fall inside its sentences than before them (a
+    subtitle file's cues, which cut sentences anywhere), they open no paragraphs: only
+    the first sentence does. Where most fall before a sentence, each such opens one."""
+    from spacy_attnseg.sentences import breaks_split_sentences, paragraph_break_tokens
+
+    nlp = spacy.blank("en")
+    cues = (
+        "1\n00:00:01,000 --> 00:00:03,000\nThe river runs past an old\n\n"
+        "2\n00:00:03,000 --> 00:00:05,000\nmill. People once ground corn\n\n"
+        "3\n00:00:05,000 --> 00:00:07,000\nfor bread there. Today it\n\n"
+        "4\n00:00:07,000 --> 00:00:09,000\nis a museum.\n\n"
+        "5\n00:00:09,000 --> 00:00:11,000\nVisitors come on Sundays.\n"
+    )
+    doc = nlp(cues)
+    firsts = [0] + [t.i for t in doc if t.text in ("People", "Today", "Visitors")]
+    breaks = paragraph_break_tokens(doc)
+    assert breaks_split_sentences(doc, firsts, breaks)  # 3 of the 4 inside
+    assert paragraph_starts(doc, firsts).tolist() == [True, False, False, False]
+    # each cue a sentence: every blank line before one
+    whole = nlp("\n\n".join(MILL))
+    firsts = [0] + [t.i + 1 for t in whole if t.text == "." and t.i + 1 < len(whole)]
+    firsts = [i + 1 if whole[i].is_space else i for i in firsts]
+    assert not breaks_split_sentences(whole, firsts, paragraph_break_tokens(whole))
+    assert paragraph_starts(whole, firsts).tolist() == [True, False, True, False, True, False]
+
+
 SENTENCE_WORDS = ["mill", "river", "corn", "bread", "stood", "ground", "people", "valley"]
 
 

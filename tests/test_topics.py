@@ -560,6 +560,48 @@ def test_two_paragraphs_are_cut_by_what_they_say(
         assert len(doc.spans["attn_segments"]) == 2
 
 
+def subtitles(words: Sequence[str], size: int = 9) -> Tuple[str, List[int]]:
+    """``words`` as a subtitle file (SRT) of cues of ``size`` words each, which cut the
+    sentences anywhere; and the character offset of each word."""
+    parts, offsets, at = [], [], 0
+    for k in range(0, len(words), size):
+        n = k // size
+        head = f"{n + 1}\n00:00:{n * 3 % 60:02d},000 --> 00:00:{(n + 1) * 3 % 60:02d},000\n"
+        at += len(head)
+        for word in words[k : k + size]:
+            offsets.append(at)
+            at += len(word) + 1
+        parts.append(head + " ".join(words[k : k + size]) + "\n\n")
+    return "".join(parts), offsets
+
+
+@pytest.mark.parametrize("third", [3, 4])
+def test_subtitles_are_cut_where_their_topics_change(default_nlp: Any, third: int) -> None:
+    """Three EWT documents of other topics as a subtitle file whose cues of nine words
+    cut their sentences: each topic change is within one sentence of a segment's start.
+    The blank lines between the cues open no paragraphs
+    (``sentences.breaks_split_sentences``); read as paragraphs, they let a segment start
+    only at the few sentences that open a cue, three to seven sentences off."""
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    found = {
+        opening: " ".join(s for paragraph in paragraphs for s in paragraph)
+        for paragraphs in documents
+        for opening in ONE_PARAGRAPH_POSTS
+        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
+    }
+    posts = [found[ONE_PARAGRAPH_POSTS[k]] for k in (0, 1, third)]
+    words = " ".join(posts).split()
+    text, offsets = subtitles(words)
+    changes = [offsets[len(" ".join(posts[:k]).split())] for k in (1, 2)]
+    doc = default_nlp(text)
+    firsts = [sent.start_char for sent in doc.sents]
+    segments = [span.start_char for span in doc.spans["attn_segments"]]
+    sentence = [bisect.bisect_right(firsts, c) - 1 for c in segments]
+    for change in changes:
+        k = bisect.bisect_right(firsts, change) - 1
+        assert min(abs(k - s) for s in sentence) <= 1
+
+
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     """The hooks' hidden states equal the sum of ``output_hidden_states`` of the same
     model over the captured layers."""
