@@ -35,6 +35,11 @@ half, four more that no setting is chosen on:
   a PDF's text gives them (nothing marks a paragraph but where its last line ends) and
   as a typescript writes them (each paragraph's first line indented;
   ``wikitext_wrapped_docs``);
+* ``WikiText pieces, subtitle cues`` and ``WikiText pieces, double-spaced``
+  (``CUE_PIECES``, ``DOUBLE_PIECES``), scored only when named, on either half: the
+  WikiText pieces as a subtitle file whose cues of nine words cut the sentences anywhere
+  (``subtitle_cues``), and as a page printed double-spaced, a blank line below every
+  line (``double_spaced_page``);
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -85,6 +90,7 @@ from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, mean_interval, pk, window_diff
 from .synthetic import TopicDocument, build, half_of, join_segments
 from .topic_peers import SecondPass, nltk_texttiling
+from .trained import wrap
 from .wikitext import read_articles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,6 +216,51 @@ SPOKEN = ", lowercase without punctuation"
 # the WikiText pieces as a speech transcript writes them (the module's docstring says
 # what each half does with them)
 SPOKEN_PIECES = f"WikiText pieces{SPOKEN}"
+
+
+# the WikiText pieces laid out as a subtitle file (SRT: a numbered cue with its timing
+# line every CUE_WORDS words, its lines wrapped at CUE_WIDTH, which cuts sentences
+# anywhere) and as the text of a page printed double-spaced (wrapped at 72, a blank line
+# below every line)
+CUE_PIECES = "WikiText pieces, subtitle cues"
+DOUBLE_PIECES = "WikiText pieces, double-spaced"
+CUE_WORDS = 9
+CUE_WIDTH = 42
+CUE_SECONDS = 3
+
+
+def cue_time(seconds: int) -> str:
+    """A subtitle's time stamp, ``HH:MM:SS,mmm``."""
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d},000"
+
+
+def subtitle_cues(doc: TopicDocument) -> TopicDocument:
+    """``doc`` (its words apart by white space) as a subtitle file (``CUE_WORDS``,
+    ``CUE_WIDTH``): the cues apart by blank lines; a reference segment starts at the
+    same words."""
+    words = [(m.start(), m.group()) for m in re.finditer(r"\S+", doc.text)]
+    moved: Dict[int, int] = {}
+    parts: List[str] = []
+    offset = 0
+    for n, k in enumerate(range(0, len(words), CUE_WORDS)):
+        cue = words[k : k + CUE_WORDS]
+        head = f"{n + 1}\n{cue_time(n * CUE_SECONDS)} --> {cue_time((n + 1) * CUE_SECONDS)}\n"
+        offset += len(head)
+        for old, word in cue:
+            moved[old] = offset
+            offset += len(word) + 1  # (a space or, once wrapped, a line break)
+        body = wrap(" ".join(word for _, word in cue), CUE_WIDTH)
+        parts.append(head + body + "\n\n")
+        offset += 1
+    return TopicDocument("".join(parts), [moved[start] for start in doc.starts])
+
+
+def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
+    """``doc`` hard-wrapped at ``width`` (``trained.wrap``) with a blank line below every
+    line; a reference segment starts at the same words."""
+    text = wrap(doc.text, width)
+    starts = [start + text.count("\n", 0, start) for start in doc.starts]
+    return TopicDocument(text.replace("\n", "\n\n"), starts)
 
 
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
@@ -564,8 +615,8 @@ def evaluate(
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
-    half's ``WRAPPED_PARAGRAPHS`` and ``INDENTED_PARAGRAPHS`` are scored only when
-    named). Writes
+    half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES`` and
+    ``DOUBLE_PIECES`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -591,6 +642,10 @@ def evaluate(
             SPOKEN_PIECES: lambda: wikipieces_docs(half, n_synthetic, spoken),
             WRAPPED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half),
             INDENTED_PARAGRAPHS: lambda: wikitext_wrapped_docs(half, "    "),
+            CUE_PIECES: lambda: list(map(subtitle_cues, wikipieces_docs(half, n_synthetic))),
+            DOUBLE_PIECES: lambda: [
+                double_spaced_page(doc) for doc in wikipieces_docs(half, n_synthetic)
+            ],
         }
         if not tune:
             sets.update(
@@ -603,7 +658,9 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    only_when_named = set() if own_sets else {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS}
+    only_when_named = (
+        set() if own_sets else {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
+    )
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)
     chosen = {

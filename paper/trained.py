@@ -160,7 +160,7 @@ def evaluate(
     return payload
 
 
-LAYOUTS = ("spaces", "one per line", "wrapped at 72")
+LAYOUTS = ("spaces", "one per line", "wrapped at 72", "double-spaced at 72")
 
 
 def wrap(text: str, width: int) -> str:
@@ -180,10 +180,16 @@ def wrap(text: str, width: int) -> str:
 
 def laid_out(doc: GoldDocument, layout: str) -> GoldDocument:
     """A document's sentences joined by spaces, one per line, or by spaces and then
-    hard-wrapped at 72 characters (``LAYOUTS``)."""
+    hard-wrapped at 72 characters, with or without a blank line below each line (as a
+    double-spaced page's text gives them) (``LAYOUTS``)."""
     joined = join_sentences(doc.sentences(), "\n" if layout == "one per line" else " ")
     if layout == "wrapped at 72":
         return GoldDocument(text=wrap(joined.text, 72), starts=joined.starts)
+    if layout == "double-spaced at 72":
+        text = wrap(joined.text, 72)
+        # (each line break before a start moves it on by one character)
+        starts = [start + text.count("\n", 0, start) for start in joined.starts]
+        return GoldDocument(text=text.replace("\n", "\n\n"), starts=starts)
     return joined
 
 

@@ -2,6 +2,7 @@
 ``spacy_attnseg.analysis``; an end-to-end run over a few windows with the real MiniLM."""
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -592,7 +593,8 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
     ``piece_tokens``) are scored only when named, so the sets that choose every other
     setting stay nine; named, they are the only set scored, built from the tuning half.
     The hard-wrapped articles (paragraphs marked by nothing, or by indented first lines)
-    are scored only when named, on either half."""
+    and the WikiText pieces as subtitles and double-spaced are scored only when named,
+    on either half."""
     from paper import topic_eval
     from paper.synthetic import TopicDocument
 
@@ -637,6 +639,12 @@ def test_tuning_half_scores_its_lowercase_set_only_when_named(
     )["results"]
     assert list(named) == [topic_eval.SPOKEN_PIECES]
     assert built == [("wikipieces_docs", "tune", 40, topic_eval.spoken)]
+    assert not {topic_eval.CUE_PIECES, topic_eval.DOUBLE_PIECES} & set(tuned)
+    built.clear()
+    layouts = [topic_eval.CUE_PIECES, topic_eval.DOUBLE_PIECES]
+    laid = topic_eval.evaluate("tune", tmp_path / "laid", peers=False, only=layouts)["results"]
+    assert list(laid) == layouts
+    assert built == [("wikipieces_docs", "tune", 40), ("wikipieces_docs", "tune", 40)]
 
 
 def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
@@ -730,6 +738,37 @@ def test_spoken_pieces_are_the_wikitext_pieces_without_punctuation_or_capitals()
         for piece, original in zip(pieces(doc), pieces(plain), strict=True):
             words = re.findall(r"[a-z0-9]+", original.lower())
             assert re.findall(r"[a-z0-9]+", piece) == words
+
+
+def test_subtitles_and_double_spaced_pages_keep_the_pieces() -> None:
+    """``subtitle_cues``: the WikiText pieces' words in numbered cues of nine, each with
+    its timing line (three seconds a cue), its words wrapped at 42 characters, the cues
+    apart by blank lines; ``double_spaced_page``: the same words wrapped at 72 with a
+    blank line below every line. The reference starts at the same words in each."""
+    from paper.topic_eval import double_spaced_page, subtitle_cues, wikipieces_docs
+
+    cue = re.compile(r"(\d+)\n(\d\d:\d\d:\d\d),000 --> (\d\d:\d\d:\d\d),000\n")
+    for doc in wikipieces_docs("report", 3):
+        firsts = [doc.text[s:].split()[0] for s in doc.starts]
+        cues = subtitle_cues(doc)
+        heads = list(cue.finditer(cues.text))
+        assert [int(m.group(1)) for m in heads] == list(range(1, len(heads) + 1))
+        seconds = [3 * k for k in range(len(heads) + 1)]
+        stamps = [f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}" for s in seconds]
+        assert [(m.group(2), m.group(3)) for m in heads] == list(
+            zip(stamps[:-1], stamps[1:], strict=True)
+        )
+        bodies = cue.split(cues.text)[4::4]
+        assert all(b.endswith("\n\n") and "\n\n" not in b[:-2] for b in bodies)
+        assert [len(b.split()) for b in bodies[:-1]] == [9] * (len(bodies) - 1)
+        assert " ".join(bodies).split() == doc.text.split()
+        assert max(len(line) for b in bodies for line in b.split("\n")) <= 42
+        assert [cues.text[s:].split()[0] for s in cues.starts] == firsts
+        page = double_spaced_page(doc)
+        lines = page.text.split("\n\n")
+        assert all(line and "\n" not in line and len(line) <= 72 for line in lines)
+        assert " ".join(lines).split() == doc.text.split()
+        assert [page.text[s:].split()[0] for s in page.starts] == firsts
 
 
 @pytest.mark.parametrize("indent", ["", "    "])
