@@ -324,8 +324,9 @@ def paragraph_break_tokens(doc: Doc, space: Optional[numpy.ndarray] = None) -> n
 
 
 # A text printed double-spaced (a manuscript's, or a PDF's lines taken with a blank line
-# below each): at least DOUBLE_SPACED_LINES lines, none directly below another, and in
-# more than DOUBLE_SPACED_SHARE of the blank lines a sentence goes on (``carries_on``).
+# below each): at least DOUBLE_SPACED_LINES lines, none directly below another, shorter
+# than UNWRAPPED_LINE_CHARS (median), and in more than DOUBLE_SPACED_SHARE of the blank
+# lines a sentence goes on (``carries_on``).
 # Chosen on the held-out EWT dev part double-spaced at 72 (boundary F1 as written,
 # whole / runs of three / of four sentences): 6 lines 77.7 / 65.2 / 70.9, 4 79.3 / 70.3
 # / 75.3, 3 80.3 / 74.1 / 78.6, 2 80.6 / 76.1 / 79.6; 62.0 / 58.6 / 59.6 without the rule.
@@ -335,7 +336,8 @@ DOUBLE_SPACED_SHARE = 1 / 3
 
 def double_spaced(text: str) -> bool:
     """Whether ``text`` is printed double-spaced (``DOUBLE_SPACED_LINES``,
-    ``DOUBLE_SPACED_SHARE``): a blank line below every line, across which its sentences
+    ``DOUBLE_SPACED_SHARE``): a blank line below every line of a width a page's lines
+    have (not a paragraph of a line, ``UNWRAPPED_LINE_CHARS``), across which its sentences
     go on from one line to the next, in a text that opens its sentences with capitals
     (``writes_capitals``; in one that does not, nothing tells such a line from a
     paragraph of its own). Its blank lines are line breaks, not paragraph breaks
@@ -343,6 +345,8 @@ def double_spaced(text: str) -> bool:
     lines = list(LINE_TEXT.finditer(text))
     if len(lines) < DOUBLE_SPACED_LINES:
         return False
+    if numpy.median([len(line.group()) for line in lines]) >= UNWRAPPED_LINE_CHARS:
+        return False  # (paragraphs of a line each)
     pairs = list(itertools.pairwise(lines))
     if any(_below(text, above, line) for above, line in pairs):
         return False

@@ -2997,8 +2997,8 @@ def test_short_line_paragraphs() -> None:
 def test_double_spaced() -> None:
     """A text with a blank line below every line, across which its sentences go on in
     lower case, is double-spaced, and its blank lines break no paragraph; not the same
-    lines single-spaced, nor paragraphs of one line each between blank lines, nor the
-    double-spaced page in lower case (nothing there tells a sentence that goes on from
+    lines single-spaced, nor paragraphs of one line each between blank lines (even where
+    one goes on in lower case), nor the double-spaced page in lower case (nothing there tells a sentence that goes on from
     a paragraph of its own)."""
     from spacy_attnseg.sentences import double_spaced, paragraph_break_tokens
 
@@ -3009,6 +3009,8 @@ def test_double_spaced() -> None:
     assert not double_spaced("\n".join(lines))
     assert not double_spaced("\n\n".join(MILL))
     assert not double_spaced(page.lower())
+    # paragraphs of a line each, one going on from the other's clause (a post's title)
+    assert not double_spaced(MILL[0].rstrip(".") + "\n\nand " + MILL[1] + "\n\n" + MILL[2])
     nlp = spacy.blank("en")
     assert not paragraph_break_tokens(nlp(page)).any()
     breaks = paragraph_break_tokens(nlp("\n\n".join(MILL)))
