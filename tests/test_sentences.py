@@ -1517,6 +1517,36 @@ def test_subtitle_cues_are_parts_of_sentences(default_nlp: Any) -> None:
     ]
 
 
+def test_cue_lines_are_the_lines_below_a_cue_header() -> None:
+    """``markup.cue_lines``: the timing line below a cue's number and the first line of
+    text below the timing line (WebVTT's cues have no number: that line alone), within
+    the range asked for."""
+    from spacy_attnseg.markup import cue_lines
+
+    def opening(text: str, offsets: Any) -> List[str]:
+        return [text[o:].split("\n")[0] for o in sorted(offsets)]
+
+    assert opening(SUBTITLES, cue_lines(SUBTITLES)) == [
+        "00:00:01,000 --> 00:00:04,000",
+        "Welcome back to the show.",
+        "00:00:04,500 --> 00:00:08,000",
+        "The mill on the river was built",
+        "00:00:08,500 --> 00:00:11,000",
+        "in 1820 by two brothers.",
+        "00:00:11,500 --> 00:00:14,000",
+        "It burned down in 1890.",
+    ]
+    second = SUBTITLES.index("2\n")
+    third = SUBTITLES.index("3\n")
+    assert opening(SUBTITLES, cue_lines(SUBTITLES, second, third)) == [
+        "00:00:04,500 --> 00:00:08,000",
+        "The mill on the river was built",
+    ]
+    vtt = "WEBVTT\n\n00:01.000 --> 00:04.000 line:0\nHello.\n\n01:02:03.500 --> 01:02:05.000\nBye."
+    assert opening(vtt, cue_lines(vtt)) == ["Hello.", "Bye."]
+    assert cue_lines("The arrow 1 --> 2 points right.\nNext line.") == set()
+
+
 PDF_PAGES = (
     "The pump at the north site was inspected on Monday. The seal was\n\n12\n\x0c"
     "worn and was replaced. The crew then moved to the south site.\n\nPage 13 of 40\n\x0c"
@@ -2998,8 +3028,8 @@ def test_double_spaced() -> None:
     """A text with a blank line below every line, across which its sentences go on in
     lower case, is double-spaced, and its blank lines break no paragraph; not the same
     lines single-spaced, nor paragraphs of one line each between blank lines (even where
-    one goes on in lower case), nor the double-spaced page in lower case (nothing there tells a sentence that goes on from
-    a paragraph of its own)."""
+    one goes on in lower case), nor the double-spaced page in lower case (nothing there
+    tells a sentence that goes on from a paragraph of its own)."""
     from spacy_attnseg.sentences import double_spaced, paragraph_break_tokens
 
     lines = textwrap.fill(" ".join(MILL), 60).split("\n")
