@@ -374,6 +374,20 @@ def quoted_lines(text: str, start: int = 0, end: Optional[int] = None) -> Set[in
     }
 
 
+def cue_lines(text: str, start: int = 0, end: Optional[int] = None) -> Set[int]:
+    """The first characters of the lines of ``text`` (from ``start`` to ``end``) that a
+    subtitle cue's number and timing lines (``CUE_LINES``) open: the timing line below
+    the number and the cue's first line of text below that. A cue's header heads the
+    text below it, so no piece of a long text should start there."""
+    stop = len(text) if end is None else end
+    out: Set[int] = set()
+    for cue in CUE_LINES.finditer(text, start, stop):
+        below = LINE_BREAK.search(text, cue.end())
+        last = below.end() if below is not None else cue.end()
+        out.update(m.end() for m in LINE_BREAK.finditer(text, cue.start(), last))
+    return out
+
+
 def outside(spans: Lines, starts: Sequence[int], offset: int) -> bool:
     """Whether ``offset`` lies outside every one of ``spans`` (sorted, disjoint ``(start,
     end)`` ranges, whose ``starts`` the caller has listed)."""

@@ -602,6 +602,40 @@ def test_subtitles_are_cut_where_their_topics_change(default_nlp: Any, third: in
         assert min(abs(k - s) for s in sentence) <= 1
 
 
+def test_a_long_segment_of_subtitles_is_cut_at_a_cue(default_nlp: Any) -> None:
+    """Cut to ``max_tokens``, a subtitle file's segments never start at a cue's timing
+    line (apart from its number) or at the first line of its text (apart from its
+    header): a piece starts at a cue's number, or at a sentence inside a cue."""
+    from spacy_attnseg.markup import CUE_LINES
+
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    posts = [
+        " ".join(s for paragraph in paragraphs for s in paragraph)
+        for paragraphs in documents
+        for opening in ONE_PARAGRAPH_POSTS[:3]
+        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
+    ]
+    text, _ = subtitles(" ".join(posts).split())
+    held = set()
+    for cue in CUE_LINES.finditer(text):
+        timing = text.index("\n", cue.start()) + 1
+        held |= {timing, text.index("\n", timing) + 1}
+    assert len(held) == 2 * text.count(" --> ")
+    segmenter = default_nlp.get_pipe("attn_segmenter")
+    before = segmenter.cfg["max_tokens"]
+    try:
+        for max_tokens in (48, 64, 96, 128):
+            segmenter.cfg["max_tokens"] = max_tokens
+            doc = default_nlp(text)
+            sizes = doc_wordpiece_counts(doc)
+            spans = list(doc.spans["attn_segments"])
+            assert "".join(span.text_with_ws for span in spans) == text
+            assert all(sizes.span(s.start, s.end) <= max_tokens for s in spans)
+            assert not held & {span.start_char for span in spans}, max_tokens
+    finally:
+        segmenter.cfg["max_tokens"] = before
+
+
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
     """The hooks' hidden states equal the sum of ``output_hidden_states`` of the same
     model over the captured layers."""

@@ -33,7 +33,7 @@ from ..errors import Errors, Warnings, check_numbers, check_threshold, is_whole_
 from ..families import get_family, n_layers_heads
 from ..loading import calibrated_settings
 from ..local import local_means
-from ..markup import LINE_BREAK, quoted_lines, says_nothing
+from ..markup import LINE_BREAK, cue_lines, quoted_lines, says_nothing
 from ..scoring import segmenter_score
 from ..sentences import (
     ANY,
@@ -669,10 +669,12 @@ class AttnSegmenter(AttentionPipe):
             cuts = [start]
             if cfg["max_tokens"] and token_sizes.span(start, end) > cfg["max_tokens"]:
                 lines = numpy.array([starts_line(doc, i) for i in range(start, end)])
-                # a piece starts at a line, not inside a quoted cell of a table's row
+                # a piece starts at a line, not inside a quoted cell of a table's row,
+                # nor below a subtitle cue's number or timing line
                 first = doc[start - 1].idx if start else 0  # (the line break before it)
-                quoted = quoted_lines(text, first, doc[start:end].end_char)
-                lines &= [doc[i].idx not in quoted for i in range(start, end)]
+                last = doc[start:end].end_char
+                held = quoted_lines(text, first, last) | cue_lines(text, first, last)
+                lines &= [doc[i].idx not in held for i in range(start, end)]
                 # nor at a line that closes the text above it
                 within = closing_tokens[(closing_tokens > start) & (closing_tokens < end)]
                 lines[within - start] = False
