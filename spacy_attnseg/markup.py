@@ -505,12 +505,13 @@ FRONT_MATTER_CLOSE = {
     for mark in ("---", "+++")
 }
 # A subtitle cue's timing line (SubRip's "00:00:01,000 --> 00:00:04,000", WebVTT's
-# "00:01.000 --> 00:04.000 line:0"), with the cue's number on the line before it if it
-# has one
+# "00:01.000 --> 00:04.000 line:0"), with the cue's number or identifier (one word:
+# "12", "intro-3") on the line before it if it has one
 CUE_TIME = r"(?:\d{1,2}:)?\d{2}:\d{2}[,.]\d{3}"
 CUE_LINES = re.compile(
     LINE_START
-    + rf"(?:[ \t]*\d+[ \t]*{NEXT_LINE})?[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
+    + rf"(?:[ \t]*(?![^\s]*-->)[^\s]+[ \t]*{NEXT_LINE})?"
+    + rf"[ \t]*{CUE_TIME}[ \t]+-->[ \t]+{CUE_TIME}{IN_LINE}*",
     re.MULTILINE,
 )
 # A page's footer or header in text from PDF, which ends each page with a form feed:

@@ -1515,12 +1515,19 @@ def test_subtitle_cues_are_parts_of_sentences(default_nlp: Any) -> None:
         "3 00:00:08,500 --> 00:00:11,000 in 1820 by two brothers.",
         "4 00:00:11,500 --> 00:00:14,000 It burned down in 1890.",
     ]
+    # WebVTT's cue identifiers, one word each, head their cues as SubRip's numbers do
+    named = re.sub(r"(?m)^(\d)\n", r"cue-\1\n", SUBTITLES)
+    assert [named[a:b] for a, b in text_blocks(named)] == [
+        "cue-" + SUBTITLES[a:b] for a, b in text_blocks(SUBTITLES)
+    ]
+    named_sents = [" ".join(s.text.split()) for s in default_nlp(named).sents]
+    assert named_sents == [re.sub(r"\b(\d) 00:", r"cue-\1 00:", t) for t in sents]
 
 
 def test_cue_lines_are_the_lines_below_a_cue_header() -> None:
     """``markup.cue_lines``: the timing line below a cue's number and the first line of
-    text below the timing line (WebVTT's cues have no number: that line alone), within
-    the range asked for."""
+    text below the timing line (WebVTT's cues may have no number or identifier: that
+    line alone), within the range asked for."""
     from spacy_attnseg.markup import cue_lines
 
     def opening(text: str, offsets: Any) -> List[str]:
@@ -1544,6 +1551,8 @@ def test_cue_lines_are_the_lines_below_a_cue_header() -> None:
     ]
     vtt = "WEBVTT\n\n00:01.000 --> 00:04.000 line:0\nHello.\n\n01:02:03.500 --> 01:02:05.000\nBye."
     assert opening(vtt, cue_lines(vtt)) == ["Hello.", "Bye."]
+    named = vtt.replace("\n00:01", "\nintro\n00:01")
+    assert opening(named, cue_lines(named)) == ["00:01.000 --> 00:04.000 line:0", "Hello.", "Bye."]
     assert cue_lines("The arrow 1 --> 2 points right.\nNext line.") == set()
 
 
