@@ -1,5 +1,6 @@
 """Boundary P/R/F1 of a pipeline when the same sentences are joined by spaces, written one
-per line, or hard-wrapped at 72 characters; protocol: ``paper.trained.evaluate_layouts``.
+per line, or hard-wrapped at 72 characters, with or without a blank line below every line;
+protocol: ``paper.trained.evaluate_layouts``.
 
 Usage (the held-out EWT dev part of the boundary data, as written and without final
 punctuation)::
