@@ -251,7 +251,7 @@ def subtitle_cues(doc: TopicDocument) -> TopicDocument:
             offset += len(word) + 1  # (a space or, once wrapped, a line break)
         body = wrap(" ".join(word for _, word in cue), CUE_WIDTH)
         parts.append(head + body + "\n\n")
-        offset += 1
+        offset += 1  # (the blank line's second line break)
     return TopicDocument("".join(parts), [moved[start] for start in doc.starts])
 
 

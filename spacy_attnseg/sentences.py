@@ -905,9 +905,9 @@ def breaks_split_sentences(doc: Doc, sent_starts: Any, breaks: numpy.ndarray) ->
     """Whether more of the paragraph breaks of ``doc`` (``breaks``: per token, from
     ``paragraph_break_tokens``) fall inside a sentence (of those starting at the token
     indices ``sent_starts``) than before one: the blank lines between a subtitle's cues,
-    which cut its sentences anywhere, or between the lines of a page printed
-    double-spaced. Such blank lines say nothing of where a paragraph, or a topic, ends
-    (``paragraph_starts``)."""
+    which cut its sentences anywhere (a page printed double-spaced has none:
+    ``double_spaced``). Such blank lines say nothing of where a paragraph, or a topic,
+    ends (``paragraph_starts``)."""
     found = numpy.flatnonzero(breaks)
     found = found[found > 0]
     if not len(found) or not len(sent_starts):
