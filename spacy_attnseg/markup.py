@@ -484,16 +484,68 @@ OPENING_TAGS = re.compile(
 )
 
 
+# A speaker's label that opens a line of a transcript, an interview or a chat ("B:",
+# "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32] <bob>")
+SPEAKER_LABEL = re.compile(r"\s*(?:\[[\d:. ]+\]\s*)?(?:<[^<>\s]{1,30}>|[A-Za-z][\w .'-]{0,30}:)")
+# A listener's answer that says nothing of a topic (a backchannel: "yeah", "mm-hmm",
+# "oh okay"): at most BACKCHANNEL_WORDS words, each one of BACKCHANNELS
+BACKCHANNELS = frozenset(
+    [
+        "yeah",
+        "yes",
+        "yep",
+        "yup",
+        "no",
+        "nope",
+        "okay",
+        "ok",
+        "right",
+        "sure",
+        "alright",
+        "exactly",
+        "really",
+        "true",
+        "mm",
+        "mmm",
+        "mhm",
+        "mm-hmm",
+        "mmhmm",
+        "uh-huh",
+        "uh",
+        "huh",
+        "um",
+        "umm",
+        "hmm",
+        "oh",
+        "ah",
+        "aha",
+        "wow",
+    ]
+)
+BACKCHANNEL_WORDS = 3
+BACKCHANNEL_WORD = re.compile(r"[\w'-]+")
+
+
+def backchannel(text: str) -> bool:
+    """Whether a line's text, after a speaker's label (``SPEAKER_LABEL``), is a
+    listener's backchannel (``BACKCHANNELS``, at most ``BACKCHANNEL_WORDS`` words):
+    ``"B: mm-hmm"``, ``"Yeah."``, ``"<bob> oh okay"``."""
+    words = BACKCHANNEL_WORD.findall(SPEAKER_LABEL.sub("", text, count=1).lower())
+    return 0 < len(words) <= BACKCHANNEL_WORDS and all(w in BACKCHANNELS for w in words)
+
+
 def says_nothing(text: str) -> bool:
     """Whether a line's text says nothing of a topic: it has no letter or digit (a
-    rule, ``"---"``, a scene break, ``"* * *"``), or it is markup tags alone
+    rule, ``"---"``, a scene break, ``"* * *"``), it is markup tags alone
     (``"</div></body>"``) or a reStructuredText directive, comment or target line
-    (``".. _label:"``, ``".. note::"``)."""
+    (``".. _label:"``, ``".. note::"``), or it is a listener's ``backchannel`` in a
+    transcript or a chat (``"B: mm-hmm"``)."""
     words = text.strip()
     return (
         not any(c.isalnum() for c in words)
         or TAGS_ONLY.fullmatch(words) is not None
         or DIRECTIVE_LINE.fullmatch(words) is not None
+        or backchannel(words)
     )
 
 

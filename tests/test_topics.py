@@ -602,6 +602,54 @@ def test_subtitles_are_cut_where_their_topics_change(default_nlp: Any, third: in
         assert min(abs(k - s) for s in sentence) <= 1
 
 
+@pytest.mark.parametrize("spoken", [False, True])
+def test_a_transcript_is_cut_where_its_topic_changes_not_at_backchannels(
+    default_nlp: Any, spoken: bool
+) -> None:
+    """Three EWT documents as a meeting's transcript: each two sentences a speaker's turn
+    on a line (``"A: ..."``), a listener's ``"B: mm-hmm"`` after each turn; with
+    ``spoken``, lower case without punctuation, as a speech recognizer writes it, and
+    some listeners' lines short questions. Every segment starts at a topic change,
+    within one turn, and none at a listener's line: a backchannel says nothing
+    (``markup.backchannel``), and a line without punctuation is no title in a text
+    without any (``sentences.punctuated``); before, each such line was a plain heading
+    over prose, which starts a segment whatever the vectors."""
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    found = {
+        opening: [s for paragraph in paragraphs for s in paragraph]
+        for paragraphs in documents
+        for opening in ONE_PARAGRAPH_POSTS
+        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
+    }
+    posts = [found[ONE_PARAGRAPH_POSTS[k]] for k in (0, 1, 3)]
+    listeners = ["B: mm-hmm", "C: yeah", "B: okay", "C: uh huh", "B: right"]
+    lines: List[str] = []
+    changes: List[int] = []
+    for post in posts:
+        changes.append(len(lines))
+        for k in range(0, len(post), 2):
+            turn = " ".join(post[k : k + 2])
+            if spoken:
+                turn = " ".join(re.findall(r"[\w'-]+", turn.lower()))
+            lines.append(f"A: {turn}")
+            if k + 2 < len(post):
+                lines.append(listeners[len(lines) % len(listeners)])
+    if spoken:  # (and a question now and then, short and without punctuation)
+        listeners += ["C: and then what", "B: how do you mean"]
+        lines = [
+            listeners[5 + k % 2] if line in listeners and k % 3 == 0 else line
+            for k, line in enumerate(lines)
+        ]
+    text = "\n".join(lines) + "\n"
+    offsets = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
+    doc = default_nlp(text)
+    starts = [span.start_char for span in doc.spans["attn_segments"]]
+    line_of = [bisect.bisect_right(offsets, c) - 1 for c in starts]
+    assert not [k for k in line_of if lines[k] in listeners]
+    assert len(starts) == 3
+    assert all(min(abs(k - c) for c in changes) <= 1 for k in line_of)
+
+
 def test_a_long_segment_of_subtitles_is_cut_at_a_cue(default_nlp: Any) -> None:
     """Cut to ``max_tokens``, a subtitle file's segments never start at a cue's timing
     line (apart from its number) or at the first line of its text (apart from its
