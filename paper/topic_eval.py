@@ -39,7 +39,10 @@ half, four more that no setting is chosen on:
   (``CUE_PIECES``, ``DOUBLE_PIECES``), scored only when named, on either half: the
   WikiText pieces as a subtitle file whose cues of nine words cut the sentences anywhere
   (``subtitle_cues``), and as a page printed double-spaced, a blank line below every
-  line (``double_spaced_page``);
+  line (``double_spaced_page``); and ``WikiText pieces, meeting transcript``
+  (``TRANSCRIPT_PIECES``), the same pieces as a speech recognizer writes a meeting,
+  speakers' turns on lines of their own with listeners' backchannels between them
+  (``meeting_transcript``);
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -72,6 +75,7 @@ import bisect
 import functools
 import json
 import os
+import random
 import re
 import sys
 import textwrap
@@ -253,6 +257,45 @@ def subtitle_cues(doc: TopicDocument) -> TopicDocument:
         parts.append(head + body + "\n\n")
         offset += 1  # (the blank line's second line break)
     return TopicDocument("".join(parts), [moved[start] for start in doc.starts])
+
+
+# the WikiText pieces as a meeting's transcript (``meeting_transcript``)
+TRANSCRIPT_PIECES = "WikiText pieces, meeting transcript"
+SPEAKERS = "ABCD"
+BACKCHANNELS = ("yeah", "mm-hmm", "okay", "right", "uh huh")
+BACKCHANNEL_SHARE = 0.3
+# where a sentence of WikiText's spacing ends: after " . ", " ? " or " ! "
+WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
+
+
+def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
+    """``doc`` (WikiText pieces: its sentences end with a spaced ``" . "``, ``" ? "`` or
+    ``" ! "``) as a speech recognizer writes a meeting: each one or two sentences a
+    speaker's turn on a line of its own (``"A: ..."``, four ``SPEAKERS`` in turn), lower
+    case without punctuation (``spoken``), and after ``BACKCHANNEL_SHARE`` of the turns
+    inside a piece a listener's line (``"B: mm-hmm"``, ``BACKCHANNELS``); a reference
+    segment starts at the turn that opens each piece (a seeded choice of the turns'
+    lengths and of the listeners' lines)."""
+    rng = random.Random(seed)
+    bounds = sorted({0, *doc.starts, *(m.end() for m in WIKITEXT_SENTENCE_END.finditer(doc.text))})
+    sentences = [doc.text[a:b] for a, b in zip(bounds, [*bounds[1:], len(doc.text)], strict=True)]
+    opens = {bounds.index(start) for start in doc.starts}
+    lines: List[str] = []
+    starts: List[int] = []
+    offset, k, who = 0, 0, 0
+    while k < len(sentences):
+        n = rng.randint(1, 2)
+        while any(k < j < k + n for j in opens):  # (a turn holds one piece's sentences)
+            n -= 1
+        if k in opens:
+            starts.append(offset)
+        elif lines and rng.random() < BACKCHANNEL_SHARE:
+            lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {rng.choice(BACKCHANNELS)}")
+            offset, who = offset + len(lines[-1]) + 1, who + 1
+        words = spoken(" ".join(sentences[k : k + n])) or "uh"  # (marks alone: a filler)
+        lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {words}")
+        offset, k, who = offset + len(lines[-1]) + 1, k + n, who + 1
+    return TopicDocument("\n".join(lines) + "\n", starts)
 
 
 def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
@@ -615,8 +658,8 @@ def evaluate(
     documents; sets that no setting was chosen on, as the report's title says) instead;
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
-    half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES`` and
-    ``DOUBLE_PIECES`` are scored only when named). Writes
+    half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
+    ``DOUBLE_PIECES`` and ``TRANSCRIPT_PIECES`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -646,6 +689,10 @@ def evaluate(
             DOUBLE_PIECES: lambda: [
                 double_spaced_page(doc) for doc in wikipieces_docs(half, n_synthetic)
             ],
+            TRANSCRIPT_PIECES: lambda: [
+                meeting_transcript(doc, seed)
+                for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
+            ],
         }
         if not tune:
             sets.update(
@@ -658,9 +705,8 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    only_when_named = (
-        set() if own_sets else {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
-    )
+    layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
+    only_when_named = set() if own_sets else layouts | {TRANSCRIPT_PIECES}
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)
     chosen = {

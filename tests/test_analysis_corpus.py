@@ -771,6 +771,38 @@ def test_subtitles_and_double_spaced_pages_keep_the_pieces() -> None:
         assert [page.text[s:].split()[0] for s in page.starts] == firsts
 
 
+def test_a_meeting_transcript_keeps_the_pieces() -> None:
+    """``meeting_transcript``: the WikiText pieces' sentences, lower case without
+    punctuation (``spoken``), in turns of one or two sentences a line after the labels
+    of four speakers in turn, a listener's backchannel after some turns inside a piece;
+    each piece opens a turn, where its reference starts, and no turn holds two pieces."""
+    from paper.topic_eval import (
+        BACKCHANNELS,
+        meeting_transcript,
+        spoken,
+        wikipieces_docs,
+    )
+
+    for seed, doc in enumerate(wikipieces_docs("report", 3)):
+        transcript = meeting_transcript(doc, seed)
+        lines = transcript.text.rstrip("\n").split("\n")
+        labels = [line.split(": ", 1)[0] for line in lines]
+        assert labels == ["ABCD"[k % 4] for k in range(len(lines))]
+        said = [line.split(": ", 1)[1] for line in lines]
+        listened = [k for k, words in enumerate(said) if words in BACKCHANNELS]
+        assert listened and 0 not in listened
+        turns = [words for k, words in enumerate(said) if k not in listened]
+        assert " ".join(turns).split() == spoken(doc.text).split()
+        offsets = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
+        assert set(transcript.starts) <= set(offsets)
+        firsts = [offsets.index(s) for s in transcript.starts]
+        pieces = zip(doc.starts, [*doc.starts[1:], len(doc.text)], strict=True)
+        lasts = [*firsts[1:], len(lines)]
+        for (a, b), first, last in zip(pieces, firsts, lasts, strict=True):
+            words = [w for k in range(first, last) if k not in listened for w in said[k].split()]
+            assert words == spoken(doc.text[a:b]).split()
+
+
 @pytest.mark.parametrize("indent", ["", "    "])
 def test_wrapped_articles_keep_the_sections(indent: str) -> None:
     """``wikitext_wrapped_docs``: each article's paragraphs hard-wrapped at 72 between
