@@ -757,17 +757,6 @@ LINE_OPENERS = "([{\"'“‘*_`"
 LINK_DEFINITION = re.compile(r"\[[^\]\n]+\]:(?:\s|$)")
 
 
-# sentence-final punctuation that closes a word (perhaps with closing quotes and
-# brackets): before white space or the text's end
-WORD_FINAL = re.compile(SENTENCE_END + r"(?=\s|$)")
-
-
-def punctuated(text: str) -> bool:
-    """Whether ``text`` ends any sentence with punctuation (``WORD_FINAL``): not a
-    speech recognizer's transcript, whose words are bare."""
-    return WORD_FINAL.search(text) is not None
-
-
 def writes_capitals(text: str) -> bool:
     """Whether ``text`` opens its sentences with capitals: at least
     ``CAPITALISED_SHARE`` of the words after a statement's end (``CAPITALISED``), and
@@ -1206,8 +1195,7 @@ def heading_sentences(
     letters and no closing punctuation at its end, not ``bulleted``, not a line that
     ``signs_off`` the text above or ``says_nothing`` (a rule, a listener's "mm-hmm"),
     and not below a sentence that ``leads_in`` (what that sentence introduces: an
-    image, a command), in a text that ends its sentences with punctuation
-    (``punctuated``; not a transcript without it, whose short turns have none either);
+    image, a command);
     else
     ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
@@ -1242,9 +1230,6 @@ def heading_sentences(
     ]
     # a MediaWiki page: one with a section heading, "== Section ==" (or "= = Section = =")
     wiki_page = any(found is not None and found.group(1) != "=" for found in wiki)
-    # (where sentences end without punctuation, a line without it is no sign of a title:
-    # a transcript's short turns)
-    titled = punctuated(doc.text)
 
     def stands_as_title(k: int) -> bool:
         """Whether sentence ``k`` is a paragraph of its own between whole paragraphs:
@@ -1271,7 +1256,7 @@ def heading_sentences(
         underlined = UNDERLINED.fullmatch(text) or overlined_title(text)
         if marked or underlined or underline[k] or underline[k + 1]:
             out[k] = MARKED_HEADING
-        elif titled and paragraph_first[k] and paragraph_first[k + 1] and one_line[k]:
+        elif paragraph_first[k] and paragraph_first[k + 1] and one_line[k]:
             plain = (
                 len(text.split()) <= HEADING_WORDS
                 and not CLOSING.search(text)

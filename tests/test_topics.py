@@ -611,9 +611,8 @@ def test_a_transcript_is_cut_where_its_topic_changes_not_at_backchannels(
     ``spoken``, lower case without punctuation, as a speech recognizer writes it, and
     some listeners' lines short questions. Every segment starts at a topic change,
     within one turn, and none at a listener's line: a backchannel says nothing
-    (``markup.backchannel``), and a line without punctuation is no title in a text
-    without any (``sentences.punctuated``); before, each such line was a plain heading
-    over prose, which starts a segment whatever the vectors."""
+    (``markup.backchannel``); before, each was a plain heading over prose, which starts
+    a segment whatever the vectors."""
     documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
     found = {
         opening: [s for paragraph in paragraphs for s in paragraph]
