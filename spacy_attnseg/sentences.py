@@ -1358,8 +1358,6 @@ def set_heading_paths(doc: Doc, key: str, styles: Sequence[str] = (), plain: int
     paragraph_first = paragraph_starts(doc, starts)
     headings = heading_sentences(doc, starts, paragraph_first, texts)
     prose = heads_prose(headings, paragraph_first, texts)
-    for k in numpy.flatnonzero(prose).tolist():
-        prose[k] = not says_nothing(texts[k])
     plain += int(prose.sum())
     firsts = numpy.searchsorted(starts, [span.start for span in group], side="right") - 1
     paths, at_end, ranked = heading_paths(

@@ -529,6 +529,19 @@ ONE_PARAGRAPH_POSTS = (
 )
 
 
+def one_paragraph_posts() -> List[List[str]]:
+    """The sentences of the EWT dev documents of one paragraph that open as
+    ``ONE_PARAGRAPH_POSTS`` do, in that order."""
+    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
+    found = {
+        opening: [s for paragraph in paragraphs for s in paragraph]
+        for paragraphs in documents
+        for opening in ONE_PARAGRAPH_POSTS
+        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
+    }
+    return [found[opening] for opening in ONE_PARAGRAPH_POSTS]
+
+
 def test_two_paragraphs_are_cut_by_what_they_say(
     default_nlp: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -537,14 +550,7 @@ def test_two_paragraphs_are_cut_by_what_they_say(
     exactly where the second begins. With paragraphs as the units (``FEW_PARAGRAPHS``
     0), two paragraphs are two opposite vectors whatever they say, and each halved
     document was cut in two."""
-    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
-    found = {
-        opening: [s for paragraph in paragraphs for s in paragraph]
-        for paragraphs in documents
-        for opening in ONE_PARAGRAPH_POSTS
-        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
-    }
-    posts = [found[opening] for opening in ONE_PARAGRAPH_POSTS]
+    posts = one_paragraph_posts()
     assert all(9 <= len(post) <= 12 for post in posts)
     halved = [" ".join(p[: len(p) // 2]) + "\n\n" + " ".join(p[len(p) // 2 :]) for p in posts]
     for doc in default_nlp.pipe(halved):
@@ -582,14 +588,7 @@ def test_subtitles_are_cut_where_their_topics_change(default_nlp: Any, third: in
     The blank lines between the cues open no paragraphs
     (``sentences.breaks_split_sentences``); read as paragraphs, they let a segment start
     only at the few sentences that open a cue, three to seven sentences off."""
-    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
-    found = {
-        opening: " ".join(s for paragraph in paragraphs for s in paragraph)
-        for paragraphs in documents
-        for opening in ONE_PARAGRAPH_POSTS
-        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
-    }
-    posts = [found[ONE_PARAGRAPH_POSTS[k]] for k in (0, 1, third)]
+    posts = [" ".join(one_paragraph_posts()[k]) for k in (0, 1, third)]
     words = " ".join(posts).split()
     text, offsets = subtitles(words)
     changes = [offsets[len(" ".join(posts[:k]).split())] for k in (1, 2)]
@@ -613,14 +612,7 @@ def test_a_transcript_is_cut_where_its_topic_changes_not_at_backchannels(
     within one turn, and none at a listener's line: a backchannel says nothing
     (``markup.backchannel``); before, each was a plain heading over prose, which starts
     a segment whatever the vectors."""
-    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
-    found = {
-        opening: [s for paragraph in paragraphs for s in paragraph]
-        for paragraphs in documents
-        for opening in ONE_PARAGRAPH_POSTS
-        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
-    }
-    posts = [found[ONE_PARAGRAPH_POSTS[k]] for k in (0, 1, 3)]
+    posts = [one_paragraph_posts()[k] for k in (0, 1, 3)]
     listeners = ["B: mm-hmm", "C: yeah", "B: okay", "C: uh huh", "B: right"]
     lines: List[str] = []
     changes: List[int] = []
@@ -655,13 +647,7 @@ def test_a_long_segment_of_subtitles_is_cut_at_a_cue(default_nlp: Any) -> None:
     header): a piece starts at a cue's number, or at a sentence inside a cue."""
     from spacy_attnseg.markup import CUE_LINES
 
-    documents = read_conllu_paragraphs(DATA / "UD_English-EWT" / "en_ewt-ud-dev.conllu")
-    posts = [
-        " ".join(s for paragraph in paragraphs for s in paragraph)
-        for paragraphs in documents
-        for opening in ONE_PARAGRAPH_POSTS[:3]
-        if " ".join(paragraphs[0]).startswith(opening) and len(paragraphs) == 1
-    ]
+    posts = [" ".join(post) for post in one_paragraph_posts()[:3]]
     text, _ = subtitles(" ".join(posts).split())
     held = set()
     for cue in CUE_LINES.finditer(text):
