@@ -94,7 +94,7 @@ from .sections import split_articles
 from .segmentation_metrics import boundaries_from_starts, mean_interval, pk, window_diff
 from .synthetic import TopicDocument, build, half_of, join_segments
 from .topic_peers import SecondPass, nltk_texttiling
-from .trained import wrap
+from .trained import double_spaced, wrap
 from .wikitext import read_articles
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -262,7 +262,7 @@ def subtitle_cues(doc: TopicDocument) -> TopicDocument:
 # the WikiText pieces as a meeting's transcript (``meeting_transcript``)
 TRANSCRIPT_PIECES = "WikiText pieces, meeting transcript"
 SPEAKERS = "ABCD"
-BACKCHANNELS = ("yeah", "mm-hmm", "okay", "right", "uh huh")
+LISTENER_LINES = ("yeah", "mm-hmm", "okay", "right", "uh huh")
 BACKCHANNEL_SHARE = 0.3
 # where a sentence of WikiText's spacing ends: after " . ", " ? " or " ! "
 WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
@@ -273,7 +273,7 @@ def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
     ``" ! "``) as a speech recognizer writes a meeting: each one or two sentences a
     speaker's turn on a line of its own (``"A: ..."``, four ``SPEAKERS`` in turn), lower
     case without punctuation (``spoken``), and after ``BACKCHANNEL_SHARE`` of the turns
-    inside a piece a listener's line (``"B: mm-hmm"``, ``BACKCHANNELS``); a reference
+    inside a piece a listener's line (``"B: mm-hmm"``, ``LISTENER_LINES``); a reference
     segment starts at the turn that opens each piece (a seeded choice of the turns'
     lengths and of the listeners' lines)."""
     rng = random.Random(seed)
@@ -290,7 +290,7 @@ def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
         if k in opens:
             starts.append(offset)
         elif lines and rng.random() < BACKCHANNEL_SHARE:
-            lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {rng.choice(BACKCHANNELS)}")
+            lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {rng.choice(LISTENER_LINES)}")
             offset, who = offset + len(lines[-1]) + 1, who + 1
         words = spoken(" ".join(sentences[k : k + n])) or "uh"  # (marks alone: a filler)
         lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {words}")
@@ -299,11 +299,9 @@ def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
 
 
 def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
-    """``doc`` hard-wrapped at ``width`` (``trained.wrap``) with a blank line below every
-    line; a reference segment starts at the same words."""
-    text = wrap(doc.text, width)
-    starts = [start + text.count("\n", 0, start) for start in doc.starts]
-    return TopicDocument(text.replace("\n", "\n\n"), starts)
+    """``doc`` hard-wrapped at ``width`` with a blank line below every line
+    (``trained.double_spaced``); a reference segment starts at the same words."""
+    return TopicDocument(*double_spaced(doc.text, doc.starts, width))
 
 
 def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:

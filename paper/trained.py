@@ -186,11 +186,18 @@ def laid_out(doc: GoldDocument, layout: str) -> GoldDocument:
     if layout == "wrapped at 72":
         return GoldDocument(text=wrap(joined.text, 72), starts=joined.starts)
     if layout == "double-spaced at 72":
-        text = wrap(joined.text, 72)
-        # (each line break before a start moves it on by one character)
-        starts = [start + text.count("\n", 0, start) for start in joined.starts]
-        return GoldDocument(text=text.replace("\n", "\n\n"), starts=starts)
+        text, starts = double_spaced(joined.text, joined.starts, 72)
+        return GoldDocument(text=text, starts=starts)
     return joined
+
+
+def double_spaced(text: str, starts: Sequence[int], width: int) -> Tuple[str, List[int]]:
+    """``text`` hard-wrapped at ``width`` (``wrap``) with a blank line below every line,
+    and the character offsets ``starts`` moved to the same characters there (each line
+    break before one moves it on by one)."""
+    wrapped = wrap(text, width)
+    moved = [start + wrapped.count("\n", 0, start) for start in starts]
+    return wrapped.replace("\n", "\n\n"), moved
 
 
 # short texts: each document cut into runs of this many consecutive sentences (a

@@ -530,7 +530,8 @@ def backchannel(text: str) -> bool:
     """Whether a line's text, after a speaker's label (``SPEAKER_LABEL``), is a
     listener's backchannel (``BACKCHANNELS``, at most ``BACKCHANNEL_WORDS`` words):
     ``"B: mm-hmm"``, ``"Yeah."``, ``"<bob> oh okay"``."""
-    words = BACKCHANNEL_WORD.findall(SPEAKER_LABEL.sub("", text, count=1).lower())
+    label = SPEAKER_LABEL.match(text)
+    words = BACKCHANNEL_WORD.findall(text[label.end() if label else 0 :].lower())
     return 0 < len(words) <= BACKCHANNEL_WORDS and all(w in BACKCHANNELS for w in words)
 
 

@@ -777,7 +777,7 @@ def test_a_meeting_transcript_keeps_the_pieces() -> None:
     of four speakers in turn, a listener's backchannel after some turns inside a piece;
     each piece opens a turn, where its reference starts, and no turn holds two pieces."""
     from paper.topic_eval import (
-        BACKCHANNELS,
+        LISTENER_LINES,
         meeting_transcript,
         spoken,
         wikipieces_docs,
@@ -789,7 +789,7 @@ def test_a_meeting_transcript_keeps_the_pieces() -> None:
         labels = [line.split(": ", 1)[0] for line in lines]
         assert labels == ["ABCD"[k % 4] for k in range(len(lines))]
         said = [line.split(": ", 1)[1] for line in lines]
-        listened = [k for k, words in enumerate(said) if words in BACKCHANNELS]
+        listened = [k for k, words in enumerate(said) if words in LISTENER_LINES]
         assert listened and 0 not in listened
         turns = [words for k, words in enumerate(said) if k not in listened]
         assert " ".join(turns).split() == spoken(doc.text).split()
