@@ -485,8 +485,12 @@ OPENING_TAGS = re.compile(
 
 
 # A speaker's label that opens a line of a transcript, an interview or a chat ("B:",
-# "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32] <bob>")
-SPEAKER_LABEL = re.compile(r"\s*(?:\[[\d:. ]+\]\s*)?(?:<[^<>\s]{1,30}>|[A-Za-z][\w .'-]{0,30}:)")
+# "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32] <bob>"; the name its group "nick" or "name";
+# not a URL's scheme, "http://", nor a drive, "C:\")
+SPEAKER_LABEL = re.compile(
+    r"\s*(?:\[[\d:. ]+\]\s*)?"
+    r"(?:<(?P<nick>[^<>\s]{1,30})>|(?P<name>[A-Za-z][\w .'-]{0,30}):(?![/\\]))"
+)
 # A listener's answer that says nothing of a topic (a backchannel: "yeah", "mm-hmm",
 # "oh okay"): at most BACKCHANNEL_WORDS words, each one of BACKCHANNELS
 BACKCHANNELS = frozenset(
@@ -533,6 +537,81 @@ def backchannel(text: str) -> bool:
     label = SPEAKER_LABEL.match(text)
     words = BACKCHANNEL_WORD.findall(text[label.end() if label else 0 :].lower())
     return 0 < len(words) <= BACKCHANNEL_WORDS and all(w in BACKCHANNELS for w in words)
+
+
+# A transcript: the labels of TRANSCRIPT_SPEAKERS speakers or more, one of whom talks
+# again, open TURN_SHARE of the lines that hold text or more
+TRANSCRIPT_SPEAKERS = 2
+TURN_SHARE = 0.5
+# A short turn (an interviewer's "and then what") holds at most this many words after
+# its label
+SHORT_TURN_WORDS = 10
+
+
+def speaker(text: str) -> Optional[str]:
+    """The name in the speaker's label (``SPEAKER_LABEL``) that opens ``text``, in lower
+    case (``"Ann Lee: ..."`` -> ``"ann lee"``, ``"[10:32] <bob> hi"`` -> ``"bob"``), or
+    ``None``."""
+    found = SPEAKER_LABEL.match(text)
+    return None if found is None else (found.group("nick") or found.group("name")).lower()
+
+
+def said_lines(text: str) -> List[Tuple[int, Optional[str], int]]:
+    """Each line of ``text`` that holds text: the offset of its first character that is
+    not white space, its ``speaker`` (or ``None``), and the number of words after the
+    speaker's label (after none: all the line's words)."""
+    out: List[Tuple[int, Optional[str], int]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip()
+        if body.strip():
+            found = SPEAKER_LABEL.match(body)
+            words = len(body[found.end() if found else 0 :].split())
+            out.append((offset + len(line) - len(body), speaker(body), words))
+        offset += len(line)
+    return out
+
+
+def transcript_speakers(
+    text: str, lines: Optional[Sequence[Tuple[int, Optional[str], int]]] = None
+) -> Set[str]:
+    """The speakers of a transcript, an interview or a chat log (names as ``speaker``
+    gives them): the labels of ``TRANSCRIPT_SPEAKERS`` speakers or more open
+    ``TURN_SHARE`` of the lines that hold text, and one of them opens two lines or more,
+    as speakers talk in turn (``"A:"``, ``"B:"``, ``"A:"``). Empty elsewhere: a list of
+    steps (``"Step 1:"``, ``"Step 2:"``) repeats no label, and a mail's header lines
+    (``"From:"``, ``"Subject:"``) are few beside its body. ``lines``: ``said_lines`` of
+    ``text``, where the caller has them."""
+    if lines is None:
+        lines = said_lines(text)
+    counts = collections.Counter(name for _, name, _ in lines if name is not None)
+    if len(counts) < TRANSCRIPT_SPEAKERS or max(counts.values()) < 2:
+        return set()
+    return set(counts) if sum(counts.values()) >= TURN_SHARE * len(lines) else set()
+
+
+def leading_turns(text: str) -> Set[int]:
+    """Where a transcript's short turns start that lead into a longer one: each line
+    that opens with the label of a listener, one of ``transcript_speakers`` whose turns
+    hold at most ``SHORT_TURN_WORDS`` words after the label (the median of them: an
+    interviewer, a listener who says "mm-hmm"), holds at most that many itself and
+    lies directly above a speaker's line that holds more (a question above its answer);
+    the offset of the label's first character. Empty outside a transcript, and where
+    every speaker talks at length (a meeting, whose short turns may end a topic)."""
+    lines = said_lines(text)
+    speakers = transcript_speakers(text, lines)
+    if not speakers:
+        return set()
+    turns: Dict[str, List[int]] = collections.defaultdict(list)
+    for _, name, words in lines:
+        if name is not None:
+            turns[name].append(words)
+    listeners = {name for name in speakers if numpy.median(turns[name]) <= SHORT_TURN_WORDS}
+    return {
+        offset
+        for (offset, name, words), (_, below, more) in zip(lines, lines[1:], strict=False)
+        if name in listeners and below in speakers and words <= SHORT_TURN_WORDS < more
+    }
 
 
 def says_nothing(text: str) -> bool:

@@ -51,6 +51,7 @@ from .markup import (
     fenced_code,
     heading_title,
     in_code,
+    leading_turns,
     line_bounds,
     literal_blocks,
     number_shape,
@@ -61,7 +62,9 @@ from .markup import (
     page_lines,
     running_lines,
     says_nothing,
+    speaker,
     text_blocks,
+    transcript_speakers,
 )
 from .tokenizer import LONG_RUN, SENTENCE_FINAL, UNAMBIGUOUS_FINAL
 
@@ -1194,8 +1197,9 @@ def heading_sentences(
     it and of the next sentence) on one line, of at most ``HEADING_WORDS`` words with
     letters and no closing punctuation at its end, not ``bulleted``, not a line that
     ``signs_off`` the text above or ``says_nothing`` (a rule, a listener's "mm-hmm"),
-    and not below a sentence that ``leads_in`` (what that sentence introduces: an
-    image, a command);
+    not a speaker's turn in a transcript (its label one of ``transcript_speakers``:
+    ``"C: and then what"``), and not below a sentence that ``leads_in`` (what that
+    sentence introduces: an image, a command);
     else
     ``NOT_HEADING`` (int8).
     ``texts``: the sentences' texts, where the caller has them already."""
@@ -1228,6 +1232,7 @@ def heading_sentences(
         MEDIAWIKI.fullmatch(text) if at_line[k] and one_line[k] and not code[k] else None
         for k, text in enumerate(stripped)
     ]
+    speakers = transcript_speakers(doc.text)  # a transcript's speakers
     # a MediaWiki page: one with a section heading, "== Section ==" (or "= = Section = =")
     wiki_page = any(found is not None and found.group(1) != "=" for found in wiki)
 
@@ -1263,6 +1268,7 @@ def heading_sentences(
                 and not bulleted(text)
                 and not signs_off(text)
                 and not says_nothing(text)
+                and not (speakers and speaker(text) in speakers)
                 and not (k > 0 and leads_in(texts[k - 1]))
             )
             out[k] = PLAIN_HEADING if plain and any(c.isalpha() for c in text) else NOT_HEADING
@@ -1414,6 +1420,21 @@ def leads_in(text: str) -> bool:
     ``"Here is how:"``), as a code block, a table, a list or an image follows it."""
     body = text.rstrip()
     return body.endswith(":") and LINE_BREAK.search(text, len(body)) is not None
+
+
+def turns_leading_in(doc: Doc, sent_starts: Any, texts: Sequence[str]) -> numpy.ndarray:
+    """For each sentence (token index of its start; ``texts``: their texts, with the
+    white space after them), whether it is a transcript's short turn, a line of its own
+    above a longer turn (``markup.leading_turns``: an interviewer's question above its
+    answer): it leads into that turn as a sentence that ``leads_in`` does."""
+    turns = leading_turns(doc.text)
+    return numpy.array(
+        [
+            bool(turns) and doc[int(start)].idx in turns and LINE_BREAK.search(text) is not None
+            for start, text in zip(sent_starts, texts, strict=True)
+        ],
+        dtype=bool,
+    )
 
 
 def lead_ins(texts: Sequence[str], headings: Any = None) -> numpy.ndarray:

@@ -1524,11 +1524,12 @@ def test_subtitle_cues_are_parts_of_sentences(default_nlp: Any) -> None:
     assert named_sents == [re.sub(r"\b(\d) 00:", r"cue-\1 00:", t) for t in sents]
 
 
-def test_a_backchannel_is_no_title() -> None:
+def test_a_backchannel_or_a_turn_is_no_title() -> None:
     """A short line without closing punctuation, a paragraph of its own over prose, is a
-    plain heading, but never where it says nothing: a listener's ``"mm-hmm"`` in a
-    transcript (``markup.backchannel``)."""
-    from spacy_attnseg.markup import backchannel
+    plain heading, but never where it says nothing (a listener's ``"mm-hmm"``,
+    ``markup.backchannel``) or where it is a speaker's turn in a transcript
+    (``markup.transcript_speakers``: ``"B: And then what"``)."""
+    from spacy_attnseg.markup import SPEAKER_LABEL, backchannel, transcript_speakers
 
     turns = [
         "A: The mill on the river was built in 1820 by two brothers from the north.",
@@ -1537,14 +1538,56 @@ def test_a_backchannel_is_no_title() -> None:
         "C: mm-hmm",
         "A: Today it is a museum, and visitors can watch the wheel turn on Sundays.",
     ]
-    nlp = spacy.blank("en")
-    doc = nlp("\n\n".join(turns))
-    firsts = [0] + [t.i + 1 for t in doc if t.is_space and t.i + 1 < len(doc)]
-    flags = heading_sentences(doc, firsts, [True] * len(firsts))
-    assert flags.tolist() == [NOT_HEADING, PLAIN_HEADING, NOT_HEADING, NOT_HEADING, NOT_HEADING]
+
+    def flags(lines: List[str]) -> List[int]:
+        doc = spacy.blank("en")("\n\n".join(lines))
+        firsts = [0] + [t.i + 1 for t in doc if t.is_space and t.i + 1 < len(doc)]
+        return heading_sentences(doc, firsts, [True] * len(firsts)).tolist()
+
+    said = [line[SPEAKER_LABEL.match(line).end() :].strip() for line in turns]  # type: ignore
+    assert flags(said) == [NOT_HEADING, PLAIN_HEADING, NOT_HEADING, NOT_HEADING, NOT_HEADING]
+    assert transcript_speakers("\n\n".join(said)) == set()
+    assert transcript_speakers("\n\n".join(turns)) == {"a", "b", "c"}
+    assert flags(turns) == [NOT_HEADING] * 5
     assert [backchannel(t) for t in turns] == [False, False, False, True, False]
     assert [backchannel(t) for t in ("Yeah.", "<bob> oh okay", "[10:32] <ann> yes")] == [True] * 3
     assert not backchannel("Okay, so the budget") and not backchannel("Yes yes yes yes")
+    # labels that no speaker says again, or few beside the text, make no transcript
+    steps = ["Step 1: Unpack the frame", turns[0][3:], "Step 2: Fit the wheels", turns[2][3:]]
+    assert transcript_speakers("\n\n".join(steps)) == set()
+    assert flags(steps)[::2] == [PLAIN_HEADING, PLAIN_HEADING]
+    mail = ["From: Ann", "Subject: The mill", *said[::2], "From: Bob", "Subject: Re: The mill"]
+    assert transcript_speakers("\n".join(mail + said[::2])) == set()
+    links = ["Email: ann@example.org", *[f"http://example.org/{k}" for k in range(6)]]
+    assert transcript_speakers("\n".join(links)) == set()
+    chat = ["[10:32] <ann> the mill", "[10:33] <bob> which one", "[10:35] <ann> on the river"]
+    assert transcript_speakers("\n".join(chat)) == {"ann", "bob"}
+
+
+def test_a_listeners_short_turn_leads_into_the_next() -> None:
+    """``markup.leading_turns``: in a transcript, the short turns of a speaker whose
+    turns are short (an interviewer) that lie above a longer turn, and none where every
+    speaker talks at length (a meeting, whose short turns may end a topic) or in a chat
+    of short lines alone."""
+    from spacy_attnseg.markup import leading_turns
+
+    answers = [
+        "A: In a mill town on the river, where my father ran the wheel for forty years.",
+        "A: We moved to the city when the mill closed, and I went to school there.",
+        "A: I studied engineering, and the first bridge I built crossed that same river.",
+    ]
+    questions = ["Q: Where did you grow up", "Q: and then what", "Q: go on"]
+    lines = [line for pair in zip(questions, answers, strict=True) for line in pair]
+    text = "\n".join(lines)
+    assert sorted(leading_turns(text)) == [text.index(q) for q in questions]
+    spaced = "\n\n  ".join(lines)
+    assert sorted(leading_turns(spaced)) == [spaced.index(q) for q in questions]
+    meeting = [answers[0], "B: It burned down in 1890", answers[1], "B" + answers[2][1:]]
+    meeting += [answers[2], "B" + answers[1][1:]]
+    assert leading_turns("\n".join(meeting)) == set()
+    chat = ["<ann> the mill", "<bob> which one", "<ann> on the river", "<bob> ah that one"]
+    assert leading_turns("\n".join(chat)) == set()
+    assert leading_turns("\n".join(questions + [answers[0][3:]] * 6)) == set()
 
 
 def test_cue_lines_are_the_lines_below_a_cue_header() -> None:

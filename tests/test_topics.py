@@ -641,6 +641,68 @@ def test_a_transcript_is_cut_where_its_topic_changes_not_at_backchannels(
     assert all(min(abs(k - c) for c in changes) <= 1 for k in line_of)
 
 
+INTERVIEW_QUESTIONS = ["Q: and then what", "Q: how do you mean", "Q: why is that", "Q: go on"]
+
+
+def interview() -> Tuple[List[str], List[int]]:
+    """Three EWT documents as an interview that a speech recognizer writes (lower case,
+    no punctuation): each three sentences an answer's turn (``"A: ..."``), and between
+    them the interviewer's short questions (``INTERVIEW_QUESTIONS``); its lines and the
+    line where each document starts."""
+    lines: List[str] = []
+    changes: List[int] = []
+    for post in [one_paragraph_posts()[k] for k in (0, 1, 3)]:
+        changes.append(len(lines))
+        for k in range(0, len(post), 3):
+            turn = " ".join(re.findall(r"[\w'-]+", " ".join(post[k : k + 3]).lower()))
+            lines.append(f"A: {turn}")
+            if k + 3 < len(post):
+                lines.append(INTERVIEW_QUESTIONS[len(lines) % len(INTERVIEW_QUESTIONS)])
+    return lines, changes
+
+
+def test_an_interview_is_cut_where_its_topic_changes(default_nlp: Any) -> None:
+    """In an ``interview``, every topic change starts a segment and every segment starts
+    at one, within one answer (a question with the answer below it): in a transcript
+    (``markup.transcript_speakers``) a turn is no plain heading; before, each question
+    was one over prose, which starts a segment whatever the vectors."""
+    lines, changes = interview()
+    text = "\n".join(lines) + "\n"
+    offsets = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
+    doc = default_nlp(text)
+    starts = [span.start_char for span in doc.spans["attn_segments"]]
+    line_of = [bisect.bisect_right(offsets, c) - 1 for c in starts]
+    answers = [k for k, line in enumerate(lines) if line not in INTERVIEW_QUESTIONS]
+    answer_of = [answers.index(k + (lines[k] in INTERVIEW_QUESTIONS)) for k in line_of]
+    found = [answers.index(c) for c in changes]
+    assert all(min(abs(k - c) for c in found) <= 1 for k in answer_of)
+    assert all(min(abs(k - c) for k in answer_of) <= 1 for c in found)
+
+
+def test_an_interviewers_question_stays_with_its_answer(default_nlp: Any) -> None:
+    """Cut to ``max_tokens``, an ``interview``'s segments never part a question from
+    the answer below it: the interviewer's short turns lead into the next turn
+    (``markup.leading_turns``), as a heading into its text."""
+    lines, _ = interview()
+    text = "\n".join(lines) + "\n"
+    answers = {text.index(line) for line in lines if line not in INTERVIEW_QUESTIONS}
+    asked = {a for a in answers if a and text[: a - 1].rsplit("\n", 1)[-1] in INTERVIEW_QUESTIONS}
+    assert len(asked) == 8
+    segmenter = default_nlp.get_pipe("attn_segmenter")
+    before = segmenter.cfg["max_tokens"]
+    try:
+        for max_tokens in (48, 64, 96, 128):
+            segmenter.cfg["max_tokens"] = max_tokens
+            doc = default_nlp(text)
+            sizes = doc_wordpiece_counts(doc)
+            spans = list(doc.spans["attn_segments"])
+            assert "".join(span.text_with_ws for span in spans) == text
+            assert all(sizes.span(s.start, s.end) <= max_tokens for s in spans)
+            assert not asked & {span.start_char for span in spans}, max_tokens
+    finally:
+        segmenter.cfg["max_tokens"] = before
+
+
 def test_a_long_segment_of_subtitles_is_cut_at_a_cue(default_nlp: Any) -> None:
     """Cut to ``max_tokens``, a subtitle file's segments never start at a cue's timing
     line (apart from its number) or at the first line of its text (apart from its

@@ -51,6 +51,7 @@ from ..sentences import (
     sentence_texts,
     set_heading_paths,
     starts_line,
+    turns_leading_in,
     validate_candidates,
 )
 from ..spans import SEGMENT, set_scored_spans, set_sentence_spans
@@ -609,9 +610,10 @@ class AttnSegmenter(AttentionPipe):
         repeats = topics.repeat_groups(texts)
         means = topics.tie_repeats(means, repeats)
         sent_sizes = token_sizes.runs(sent_starts)
-        # a sentence that leads into the next line ("Expected output:") heads what that
+        # a sentence that leads into the next line ("Expected output:") or a short turn
+        # above a longer one (an interviewer's question above its answer) heads what that
         # line holds, and a paragraph there continues its own
-        leading = lead_ins(texts, headings)
+        leading = lead_ins(texts, headings) | turns_leading_in(doc, sent_starts, texts)
         paragraph_first = paragraph_first & ~numpy.concatenate([[False], leading[:-1]])
         # paragraphs of one sentence each are sentences: the units stay sentences
         paragraphs = (
