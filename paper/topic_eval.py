@@ -42,7 +42,8 @@ half, four more that no setting is chosen on:
   line (``double_spaced_page``); and ``WikiText pieces, meeting transcript``
   (``TRANSCRIPT_PIECES``), the same pieces as a speech recognizer writes a meeting,
   speakers' turns on lines of their own with listeners' backchannels between them
-  (``meeting_transcript``);
+  (``meeting_transcript``), and ``WikiText pieces, interview`` (``INTERVIEW_PIECES``),
+  the same with an interviewer's short questions in place of the backchannels;
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -263,19 +264,41 @@ def subtitle_cues(doc: TopicDocument) -> TopicDocument:
 TRANSCRIPT_PIECES = "WikiText pieces, meeting transcript"
 SPEAKERS = "ABCD"
 LISTENER_LINES = ("yeah", "mm-hmm", "okay", "right", "uh huh")
+# the same as an interview: an interviewer's short questions between the turns of the
+# one who answers, in place of the backchannels (``meeting_transcript`` with
+# ``QUESTION_LINES``, ``INTERVIEWEE``'s turns, ``INTERVIEWER``'s questions)
+INTERVIEW_PIECES = "WikiText pieces, interview"
+INTERVIEWEE, INTERVIEWER = "A", "Q"
+QUESTION_LINES = (
+    "and then what",
+    "what do you mean",
+    "why is that",
+    "how so",
+    "tell me more",
+    "go on",
+    "is that right",
+    "what happened next",
+)
 BACKCHANNEL_SHARE = 0.3
 # where a sentence of WikiText's spacing ends: after " . ", " ? " or " ! "
 WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
 
 
-def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
+def meeting_transcript(
+    doc: TopicDocument,
+    seed: int,
+    listener_lines: Sequence[str] = LISTENER_LINES,
+    speakers: str = SPEAKERS,
+    listener: str = "",
+) -> TopicDocument:
     """``doc`` (WikiText pieces: its sentences end with a spaced ``" . "``, ``" ? "`` or
     ``" ! "``) as a speech recognizer writes a meeting: each one or two sentences a
-    speaker's turn on a line of its own (``"A: ..."``, four ``SPEAKERS`` in turn), lower
+    speaker's turn on a line of its own (``"A: ..."``, the ``speakers`` in turn), lower
     case without punctuation (``spoken``), and after ``BACKCHANNEL_SHARE`` of the turns
-    inside a piece a listener's line (``"B: mm-hmm"``, ``LISTENER_LINES``); a reference
-    segment starts at the turn that opens each piece (a seeded choice of the turns'
-    lengths and of the listeners' lines)."""
+    inside a piece a listener's line (``"B: mm-hmm"``, ``listener_lines``; its label
+    ``listener``'s, or else the next speaker's); a reference segment starts at the turn
+    that opens each piece (a seeded choice of the turns' lengths and of the listeners'
+    lines)."""
     rng = random.Random(seed)
     bounds = sorted({0, *doc.starts, *(m.end() for m in WIKITEXT_SENTENCE_END.finditer(doc.text))})
     sentences = [doc.text[a:b] for a, b in zip(bounds, [*bounds[1:], len(doc.text)], strict=True)]
@@ -290,10 +313,11 @@ def meeting_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
         if k in opens:
             starts.append(offset)
         elif lines and rng.random() < BACKCHANNEL_SHARE:
-            lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {rng.choice(LISTENER_LINES)}")
+            label = listener or speakers[who % len(speakers)]
+            lines.append(f"{label}: {rng.choice(listener_lines)}")
             offset, who = offset + len(lines[-1]) + 1, who + 1
         words = spoken(" ".join(sentences[k : k + n])) or "uh"  # (marks alone: a filler)
-        lines.append(f"{SPEAKERS[who % len(SPEAKERS)]}: {words}")
+        lines.append(f"{speakers[who % len(speakers)]}: {words}")
         offset, k, who = offset + len(lines[-1]) + 1, k + n, who + 1
     return TopicDocument("\n".join(lines) + "\n", starts)
 
@@ -657,7 +681,8 @@ def evaluate(
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
-    ``DOUBLE_PIECES`` and ``TRANSCRIPT_PIECES`` are scored only when named). Writes
+    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES`` and ``INTERVIEW_PIECES`` are scored only
+    when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -691,6 +716,10 @@ def evaluate(
                 meeting_transcript(doc, seed)
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
             ],
+            INTERVIEW_PIECES: lambda: [
+                meeting_transcript(doc, seed, QUESTION_LINES, INTERVIEWEE, INTERVIEWER)
+                for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
+            ],
         }
         if not tune:
             sets.update(
@@ -704,7 +733,7 @@ def evaluate(
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
     layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
-    only_when_named = set() if own_sets else layouts | {TRANSCRIPT_PIECES}
+    only_when_named = set() if own_sets else layouts | {TRANSCRIPT_PIECES, INTERVIEW_PIECES}
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)
     chosen = {

@@ -771,26 +771,41 @@ def test_subtitles_and_double_spaced_pages_keep_the_pieces() -> None:
         assert [page.text[s:].split()[0] for s in page.starts] == firsts
 
 
-def test_a_meeting_transcript_keeps_the_pieces() -> None:
+@pytest.mark.parametrize("interview", [False, True])
+def test_a_meeting_transcript_keeps_the_pieces(interview: bool) -> None:
     """``meeting_transcript``: the WikiText pieces' sentences, lower case without
     punctuation (``spoken``), in turns of one or two sentences a line after the labels
     of four speakers in turn, a listener's backchannel after some turns inside a piece;
-    each piece opens a turn, where its reference starts, and no turn holds two pieces."""
+    each piece opens a turn, where its reference starts, and no turn holds two pieces.
+    As an interview (``INTERVIEW_PIECES``' form): every turn the interviewee's
+    (``"A: ..."``), every listener's line an interviewer's question (``"Q: go on"``)."""
     from paper.topic_eval import (
+        INTERVIEWEE,
+        INTERVIEWER,
         LISTENER_LINES,
+        QUESTION_LINES,
         meeting_transcript,
         spoken,
         wikipieces_docs,
     )
 
+    heard = QUESTION_LINES if interview else LISTENER_LINES
     for seed, doc in enumerate(wikipieces_docs("report", 3)):
-        transcript = meeting_transcript(doc, seed)
+        if interview:
+            transcript = meeting_transcript(doc, seed, QUESTION_LINES, INTERVIEWEE, INTERVIEWER)
+        else:
+            transcript = meeting_transcript(doc, seed)
         lines = transcript.text.rstrip("\n").split("\n")
         labels = [line.split(": ", 1)[0] for line in lines]
-        assert labels == ["ABCD"[k % 4] for k in range(len(lines))]
         said = [line.split(": ", 1)[1] for line in lines]
-        listened = [k for k, words in enumerate(said) if words in LISTENER_LINES]
+        listened = [k for k, words in enumerate(said) if words in heard]
         assert listened and 0 not in listened
+        if interview:
+            assert labels == [
+                INTERVIEWER if k in listened else INTERVIEWEE for k in range(len(lines))
+            ]
+        else:
+            assert labels == ["ABCD"[k % 4] for k in range(len(lines))]
         turns = [words for k, words in enumerate(said) if k not in listened]
         assert " ".join(turns).split() == spoken(doc.text).split()
         offsets = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
