@@ -483,6 +483,13 @@ OPENING_TAGS = re.compile(
     re.MULTILINE,
 )
 
+# A time stamp in brackets that opens a line of a transcript or a chat, before its text
+# ("[0:09] Ann Lee", "[10:32 AM] <bob> hi", "[00:01:23.5] Speaker 1")
+OPENING_STAMP = re.compile(
+    LINE_START
+    + r"[ \t]*\[\d{1,2}(?::\d\d){1,2}(?:[.,]\d{1,3})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?\][ \t]*(?=\S)",
+    re.MULTILINE,
+)
 
 # A speaker's label that opens a line of a transcript, an interview or a chat ("B:",
 # "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32] <bob>"; the name its group "nick" or "name";

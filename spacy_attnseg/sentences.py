@@ -42,6 +42,7 @@ from .markup import (
     LINE_TEXT,
     MEDIAWIKI,
     NEXT_LINE,
+    OPENING_STAMP,
     OPENING_TAGS,
     PARAGRAPH_SEPARATOR,
     UNDERLINED,
@@ -1568,8 +1569,8 @@ def line_rules(
     marker (``"2."``) is not a sentence by itself (``join_list_markers``); with
     ``paragraph_breaks``, a code block, a heading or a table is one sentence
     (``blocks_hold_one``); a quoted line's ``"> "`` stays with its text
-    (``quotes_open_lines``), and so do the markup tags that open a line
-    (``tags_open_lines``); no sentence starts inside a long run of characters without
+    (``quotes_open_lines``), and so do the markup tags or the time stamp that open a
+    line (``tags_open_lines``); no sentence starts inside a long run of characters without
     white space (``runs_hold_no_start``). Some of these read the starts they are given,
     so they run once, on all of them (``layout_starts``, ``decide_starts``)."""
     held = classes.numbered | dialogue_tags(doc, classes) | salutation_holds(doc)
@@ -1639,15 +1640,22 @@ def dialogue_tags(doc: Doc, classes: TokenClasses) -> numpy.ndarray:
 def tags_open_lines(doc: Doc, starts: numpy.ndarray) -> numpy.ndarray:
     """``starts`` (one value per token, nonzero = start) where a sentence that starts
     just after the HTML or XML tags that open its line (``markup.OPENING_TAGS``:
-    ``"<p>The library..."``, ``"<li>Item"``) starts on them instead, so that the tags
-    stay with the text they mark up rather than making a sentence of their own. Returns
-    a new array of ``starts``' dtype."""
+    ``"<p>The library..."``, ``"<li>Item"``) or just after the time stamp that opens it
+    (``markup.OPENING_STAMP``: ``"[0:09] Ann Lee"``, ``"[10:32 AM] <bob> hi"``) starts
+    on them instead, so that the tags or the time stay with the text they belong to
+    rather than making a sentence of their own. Returns a new array of ``starts``'
+    dtype."""
     out = numpy.array(starts, copy=True)
-    if "<" not in doc.text:
+    text = doc.text
+    openers = [
+        *(OPENING_TAGS.finditer(text) if "<" in text else ()),
+        *(OPENING_STAMP.finditer(text) if "[" in text else ()),
+    ]
+    if not openers:
         return out
     idx = doc.to_array(IDX)
     space = doc.to_array(IS_SPACE).astype(bool)
-    for found in OPENING_TAGS.finditer(doc.text):
+    for found in openers:
         after = int(numpy.searchsorted(idx, found.end()))
         if after == len(doc) or idx[after] != found.end() or not out[after]:
             continue

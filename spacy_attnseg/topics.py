@@ -232,6 +232,23 @@ def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
     return group_means(means, groups)[groups].astype(numpy.asarray(means).dtype)
 
 
+def repeated_headers(groups: Any, own_line: Any, paragraph_first: Any) -> numpy.ndarray:
+    """For each sentence, whether it is a header that repeats above its text: its text
+    repeats (``groups``: ``repeat_groups``), it is a line of its own (``own_line``) that
+    opens a paragraph (``paragraph_first``) the next sentence continues, and so is every
+    copy that is a line of its own (a speaker's name and time above each turn, ``"Ann
+    Lee  0:09"``, or ``"Step 3"`` above its text; not a signature, whose last copy may
+    end the text)."""
+    groups = numpy.asarray(groups, dtype="int64")
+    own = numpy.asarray(own_line, dtype=bool)
+    first = numpy.asarray(paragraph_first, dtype=bool)
+    if not len(groups):
+        return numpy.zeros(0, dtype=bool)
+    repeated = numpy.bincount(groups)[groups] > 1
+    over = own & first & ~numpy.append(first[1:], True)
+    return over & repeated & ~numpy.isin(groups, groups[repeated & own & ~over])
+
+
 ROUND_OFF = 1e-9
 
 

@@ -1203,6 +1203,36 @@ def test_tags_that_open_a_line_stay_with_its_text(marked: List[bool]) -> None:
     assert out.tolist() == expected.tolist()
 
 
+STAMP_LINES = (
+    "[0:09] Ann Lee\nThe mill burned. It was rebuilt.\n\n[10:32 AM] <bob> Which mill?\n"
+    "  [00:01:23.5] Speaker 2\nThe one at [0:09] on the map.\n[12] Footnote text\n[x] Done"
+)
+
+
+N_STAMP_TOKENS = len(EN(STAMP_LINES))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), min_size=N_STAMP_TOKENS, max_size=N_STAMP_TOKENS))
+def test_a_time_stamp_that_opens_a_line_stays_with_its_text(marked: List[bool]) -> None:
+    """A start on the first word after the time stamp that opens a line (``"[0:09]
+    Ann"``, ``"[10:32 AM] <bob>"``, ``"[00:01:23.5] Speaker"``) moves onto the stamp's
+    bracket; no other start moves (a stamp inside a line, a footnote's ``"[12]"``, a
+    check box's ``"[x]"``). The words that follow stamps are named here by hand."""
+    doc = EN(STAMP_LINES)
+    starts = numpy.array(marked, dtype="int32")
+    out = tags_open_lines(doc, starts)
+    expected = starts.copy()
+    for token in doc:
+        if token.text in ("Ann", "<", "Speaker") and starts[token.i]:
+            line_start = STAMP_LINES.rfind("\n", 0, token.idx) + 1
+            first = next(t.i for t in doc if t.idx >= line_start and not t.is_space)
+            if STAMP_LINES[doc[first].idx] == "[" and doc[first].idx < token.idx:
+                expected[first + 1 : token.i + 1] = 0
+                expected[first] = 1
+    assert out.tolist() == expected.tolist()
+
+
 HTML_SECTIONS = {
     "Library": "The committee approved the new budget for the city library. Funding rose.",
     "Cats": "My cat refuses to eat dry food. She waits by the fridge every morning.",

@@ -621,20 +621,23 @@ class AttnSegmenter(AttentionPipe):
             if cfg["segment_paragraphs"] and not sentence_paragraphs(paragraph_first)
             else None
         )
-        # a line of its own that says nothing of a topic ("---", "</div>", ".. _label:")
-        # keeps with the text after it (not an emoticon after a sentence on its line)
-        bare = numpy.array(
+        own_line = numpy.array(
             [
-                says_nothing(text)
-                and starts_line(doc, int(start))
+                starts_line(doc, int(start))
                 and (k == n_sents - 1 or LINE_BREAK.search(text) is not None)
                 for k, (start, text) in enumerate(zip(sent_starts, texts, strict=True))
             ],
             dtype=bool,
         )
+        # a line of its own that says nothing of a topic ("---", "</div>", ".. _label:")
+        # keeps with the text after it (not an emoticon after a sentence on its line)
+        bare = own_line & numpy.array([says_nothing(text) for text in texts], dtype=bool)
+        # and so does a header that repeats above its text (a speaker's name and time
+        # above each turn)
+        above = topics.repeated_headers(repeats, own_line, paragraph_first)
         # a letter's salutation ("Dear Ann,") opens the text below it, as a heading
         greeting = salutations(doc, sent_starts, texts)
-        heads = leading | bare | greeting
+        heads = leading | bare | greeting | above
         if headings is not None:
             heads |= headings > 0
         # a signature, an attribution or a valediction stays with the text above it
