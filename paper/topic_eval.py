@@ -42,8 +42,11 @@ half, four more that no setting is chosen on:
   line (``double_spaced_page``); and ``WikiText pieces, meeting transcript``
   (``TRANSCRIPT_PIECES``), the same pieces as a speech recognizer writes a meeting,
   speakers' turns on lines of their own with listeners' backchannels between them
-  (``meeting_transcript``), and ``WikiText pieces, interview`` (``INTERVIEW_PIECES``),
-  the same with an interviewer's short questions in place of the backchannels;
+  (``meeting_transcript``), ``WikiText pieces, interview`` (``INTERVIEW_PIECES``),
+  the same with an interviewer's short questions in place of the backchannels, and
+  ``WikiText pieces, speaker headers`` (``HEADED_PIECES``), the pieces punctuated as a
+  service exports a transcript, the speaker's name and the time on a line above each
+  turn (``headed_transcript``);
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -82,7 +85,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -96,7 +99,7 @@ from .segmentation_metrics import boundaries_from_starts, mean_interval, pk, win
 from .synthetic import TopicDocument, build, half_of, join_segments
 from .topic_peers import SecondPass, nltk_texttiling
 from .trained import double_spaced, wrap
-from .wikitext import read_articles
+from .wikitext import detokenize, read_articles
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,8 +283,21 @@ QUESTION_LINES = (
     "what happened next",
 )
 BACKCHANNEL_SHARE = 0.3
+# the same pieces as a service exports a transcript, a line of the speaker's name and
+# the time above each turn (``headed_transcript``)
+HEADED_PIECES = "WikiText pieces, speaker headers"
+HEADED_SPEAKERS = ("Ann Lee", "Bob Stone", "Carl Diaz")
 # where a sentence of WikiText's spacing ends: after " . ", " ? " or " ! "
 WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
+
+
+def piece_sentences(doc: TopicDocument) -> Tuple[List[str], Set[int]]:
+    """The sentences of ``doc`` (WikiText pieces: its sentences end with a spaced
+    ``" . "``, ``" ? "`` or ``" ! "``), with the white space after each, and which of
+    them open a piece."""
+    bounds = sorted({0, *doc.starts, *(m.end() for m in WIKITEXT_SENTENCE_END.finditer(doc.text))})
+    sentences = [doc.text[a:b] for a, b in zip(bounds, [*bounds[1:], len(doc.text)], strict=True)]
+    return sentences, {bounds.index(start) for start in doc.starts}
 
 
 def meeting_transcript(
@@ -300,9 +316,7 @@ def meeting_transcript(
     that opens each piece (a seeded choice of the turns' lengths and of the listeners'
     lines)."""
     rng = random.Random(seed)
-    bounds = sorted({0, *doc.starts, *(m.end() for m in WIKITEXT_SENTENCE_END.finditer(doc.text))})
-    sentences = [doc.text[a:b] for a, b in zip(bounds, [*bounds[1:], len(doc.text)], strict=True)]
-    opens = {bounds.index(start) for start in doc.starts}
+    sentences, opens = piece_sentences(doc)
     lines: List[str] = []
     starts: List[int] = []
     offset, k, who = 0, 0, 0
@@ -320,6 +334,31 @@ def meeting_transcript(
         lines.append(f"{speakers[who % len(speakers)]}: {words}")
         offset, k, who = offset + len(lines[-1]) + 1, k + n, who + 1
     return TopicDocument("\n".join(lines) + "\n", starts)
+
+
+def headed_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
+    """``doc`` (WikiText pieces) as a service exports a meeting's transcript: each one to
+    three sentences a speaker's turn, punctuated (``wikitext.detokenize``), below a line
+    of the speaker's name and the time (``"Ann Lee  0:31"``, ``HEADED_SPEAKERS`` in
+    turn), the turns apart by blank lines; a reference segment starts at the header of
+    the turn that opens each piece (a seeded choice of the turns' lengths and times)."""
+    rng = random.Random(seed)
+    sentences, opens = piece_sentences(doc)
+    turns: List[str] = []
+    starts: List[int] = []
+    offset, k, seconds = 0, 0, 0
+    while k < len(sentences):
+        n = rng.randint(1, 3)
+        while any(k < j < k + n for j in opens):  # (a turn holds one piece's sentences)
+            n -= 1
+        if k in opens:
+            starts.append(offset)
+        seconds += rng.randint(5, 40)
+        name = HEADED_SPEAKERS[len(turns) % len(HEADED_SPEAKERS)]
+        said = detokenize(" ".join(sentences[k : k + n]), readable=True)
+        turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{said}\n\n")
+        offset, k = offset + len(turns[-1]), k + n
+    return TopicDocument("".join(turns), starts)
 
 
 def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
@@ -681,8 +720,8 @@ def evaluate(
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
-    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES`` and ``INTERVIEW_PIECES`` are scored only
-    when named). Writes
+    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES`` and ``HEADED_PIECES``
+    are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -720,6 +759,10 @@ def evaluate(
                 meeting_transcript(doc, seed, QUESTION_LINES, INTERVIEWEE, INTERVIEWER)
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
             ],
+            HEADED_PIECES: lambda: [
+                headed_transcript(doc, seed)
+                for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
+            ],
         }
         if not tune:
             sets.update(
@@ -733,7 +776,8 @@ def evaluate(
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
     layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
-    only_when_named = set() if own_sets else layouts | {TRANSCRIPT_PIECES, INTERVIEW_PIECES}
+    transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES}
+    only_when_named = set() if own_sets else layouts | transcripts
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)
     chosen = {

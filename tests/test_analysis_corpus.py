@@ -818,6 +818,32 @@ def test_a_meeting_transcript_keeps_the_pieces(interview: bool) -> None:
             assert words == spoken(doc.text[a:b]).split()
 
 
+def test_a_headed_transcript_keeps_the_pieces() -> None:
+    """``headed_transcript``: the WikiText pieces' sentences, punctuated (the same
+    characters, spaced as prose), in turns of one
+    to three sentences, each below a line of a speaker's name and a time that grows
+    (``HEADED_SPEAKERS`` in turn), the turns apart by blank lines; each piece opens a
+    turn, where its reference starts at the header."""
+    from paper.topic_eval import HEADED_SPEAKERS, headed_transcript, wikipieces_docs
+    from paper.wikitext import detokenize
+
+    for seed, doc in enumerate(wikipieces_docs("report", 3)):
+        transcript = headed_transcript(doc, seed)
+        turns = transcript.text.split("\n\n")
+        assert turns[-1] == ""
+        headers = [turn.split("\n", 1)[0] for turn in turns[:-1]]
+        names = [header.split("  ")[0] for header in headers]
+        assert names == [HEADED_SPEAKERS[k % 3] for k in range(len(names))]
+        times = [header.split("  ")[1].split(":") for header in headers]
+        seconds = [60 * int(m) + int(s) for m, s in times]
+        assert seconds == sorted(set(seconds))
+        said = " ".join(turn.split("\n", 1)[1] for turn in turns[:-1])
+        assert "".join(said.split()) == "".join(detokenize(doc.text).split())
+        offsets = [transcript.text.index(turn) for turn in turns[:-1]]
+        assert set(transcript.starts) <= set(offsets)
+        assert len(transcript.starts) == len(doc.starts)
+
+
 @pytest.mark.parametrize("indent", ["", "    "])
 def test_wrapped_articles_keep_the_sections(indent: str) -> None:
     """``wikitext_wrapped_docs``: each article's paragraphs hard-wrapped at 72 between
