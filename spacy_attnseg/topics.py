@@ -232,21 +232,38 @@ def tie_repeats(means: numpy.ndarray, groups: numpy.ndarray) -> numpy.ndarray:
     return group_means(means, groups)[groups].astype(numpy.asarray(means).dtype)
 
 
-def repeated_headers(groups: Any, own_line: Any, paragraph_first: Any) -> numpy.ndarray:
+def repeated_headers(
+    groups: Any, own_line: Any, paragraph_first: Any, below: Any, ended: Any
+) -> numpy.ndarray:
     """For each sentence, whether it is a header that repeats above its text: its text
-    repeats (``groups``: ``repeat_groups``), it is a line of its own (``own_line``) that
-    opens a paragraph (``paragraph_first``) the next sentence continues, and so is every
-    copy that is a line of its own (a speaker's name and time above each turn, ``"Ann
-    Lee  0:09"``, or ``"Step 3"`` above its text; not a signature, whose last copy may
-    end the text)."""
+    repeats (``groups``: ``repeat_groups``), it is a line of its own (``own_line``), and
+    every copy that is a line of its own stands as it does: above the rest of its
+    paragraph (``paragraph_first`` of it and not of the next sentence: a speaker's name
+    and time above each turn, ``"Ann Lee  0:09"``, or ``"Step 3"`` above its text), or,
+    where the copies of two texts or more stand so, in turns, directly above a line of
+    text without closing punctuation of their own (``below``: the next sentence starts a
+    line; ``ended``: the sentence ends with closing punctuation), as a chat's
+    ``"Ann Lee  9:02 AM"`` above each message. Not a signature, whose last copy may end
+    the text, nor a list's or a dialogue's repeated lines, which are one text or end
+    their sentences."""
     groups = numpy.asarray(groups, dtype="int64")
     own = numpy.asarray(own_line, dtype=bool)
-    first = numpy.asarray(paragraph_first, dtype=bool)
     if not len(groups):
         return numpy.zeros(0, dtype=bool)
     repeated = numpy.bincount(groups)[groups] > 1
-    over = own & first & ~numpy.append(first[1:], True)
-    return over & repeated & ~numpy.isin(groups, groups[repeated & own & ~over])
+
+    def standing(over: numpy.ndarray) -> numpy.ndarray:
+        return over & repeated & ~numpy.isin(groups, groups[repeated & own & ~over])
+
+    first = numpy.asarray(paragraph_first, dtype=bool)
+    headers = standing(own & first & ~numpy.append(first[1:], True))
+    lined = standing(own & numpy.asarray(below, dtype=bool) & ~numpy.asarray(ended, dtype=bool))
+    # (speakers take turns: two texts or more whose copies interleave, not a list's
+    # runs of one text after another, "SM UB-2" ... "SM UB-9", "SM UB-10" ...)
+    order = groups[lined]
+    if numpy.count_nonzero(numpy.diff(order)) >= len(numpy.unique(order)) >= 2:
+        headers |= lined
+    return headers
 
 
 ROUND_OFF = 1e-9

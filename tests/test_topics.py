@@ -703,22 +703,24 @@ def test_an_interviewers_question_stays_with_its_answer(default_nlp: Any) -> Non
         segmenter.cfg["max_tokens"] = before
 
 
+@pytest.mark.parametrize("blank_lines", [True, False], ids=["turns", "chat"])
 def test_a_transcript_with_a_header_above_each_turn_is_cut_where_its_topic_changes(
-    default_nlp: Any,
+    default_nlp: Any, blank_lines: bool
 ) -> None:
     """Two documents of WikiText pieces as a service exports a meeting's transcript, a
     line of the speaker's name and the time above each turn (``"Ann Lee  0:31"``,
-    ``paper.topic_eval.headed_transcript``): every segment starts at a header, and Pk
-    is at most 0.1. Each header repeats above its text (``topics.repeated_headers``),
-    so it heads its turn and adds nothing to its vector; before, the name of one of
-    three speakers in every turn set turns apart from their neighbours everywhere, and
-    these documents were two segments or fewer (Pk 0.42, 0.19)."""
+    ``paper.topic_eval.headed_transcript``), the turns apart by blank lines or, as a
+    chat's messages, not: every segment starts at a header, and Pk is at most 0.1. Each
+    header repeats above its text (``topics.repeated_headers``), so it heads its turn
+    and adds nothing to its vector; before, the name of one of three speakers in every
+    turn set turns apart from their neighbours everywhere, and these documents were two
+    segments or fewer (Pk 0.42 and 0.19 with blank lines)."""
     from paper.topic_eval import headed_transcript, score, token_starts, wikipieces_docs
 
     for seed, pieces in enumerate(wikipieces_docs("report", 2)):
-        transcript = headed_transcript(pieces, seed)
+        transcript = headed_transcript(pieces, seed, "\n\n" if blank_lines else "\n")
         headers = {m.start() for m in re.finditer(r"(?m)^\w+ \w+  \d+:\d\d$", transcript.text)}
-        assert len(headers) > 20
+        assert len(headers) > 20 and set(transcript.starts) <= headers
         doc = default_nlp(transcript.text)
         spans = list(doc.spans["attn_segments"])
         assert {span.start_char for span in spans} <= headers
@@ -1364,39 +1366,61 @@ def test_tie_repeats_gives_each_text_the_mean_of_its_group(texts: List[str], see
 def test_repeated_headers_stand_above_their_text() -> None:
     """``topics.repeated_headers``: a repeated line of its own over the rest of its
     paragraph is a header where every copy on a line of its own stands so (a copy run
-    into its text does not count); a signature whose last copy ends the text is none."""
+    into its text does not count); a signature whose last copy ends the text is none.
+    Without paragraphs, the lines of two texts or more that take turns above a line of
+    text each are headers (a chat's names and times), not those of one text, texts that
+    follow one another (a list) or texts that end with closing punctuation."""
     # header, text, text | header, text | header run into its text, text | header, text
     groups = [0, 1, 2, 0, 3, 0, 4, 0, 5]
     own = [1, 0, 1, 1, 1, 0, 1, 1, 1]
     first = [1, 0, 0, 1, 0, 1, 0, 1, 0]
-    assert topics.repeated_headers(groups, own, first).tolist() == [
+    below = [1, 0, 1, 1, 1, 0, 1, 1, 0]
+    ended = [0, 1, 1, 0, 1, 1, 1, 0, 1]
+    assert topics.repeated_headers(groups, own, first, below, ended).tolist() == [
         True, False, False, True, False, False, False, True, False
     ]  # fmt: skip
     # a signature above the next mail's text, and again at the text's end
-    groups, own, first = [0, 1, 2, 1], [1, 1, 1, 1], [1, 1, 0, 1]
-    assert not topics.repeated_headers(groups, own, first).any()
-    assert topics.repeated_headers([], [], []).tolist() == []
+    groups, own, first, below = [0, 1, 2, 1], [1, 1, 1, 1], [1, 1, 0, 1], [1, 1, 1, 0]
+    assert not topics.repeated_headers(groups, own, first, below, [1, 0, 1, 0]).any()
+    assert topics.repeated_headers([], [], [], [], []).tolist() == []
+    # one paragraph: two names in turn above their messages; one name; a list's runs
+    own, first, below = [1] * 8, [1] + [0] * 7, [1] * 7 + [0]
+    chat, ended = [0, 1, 2, 3, 0, 4, 2, 5], [0, 1, 0, 1, 0, 1, 0, 1]
+    heads = [True, False, True, False, True, False, True, False]
+    assert topics.repeated_headers(chat, own, first, below, ended).tolist() == heads
+    assert not topics.repeated_headers([0, 1, 0, 3, 0, 4, 0, 5], own, first, below, ended).any()
+    assert not topics.repeated_headers([0, 1, 0, 3, 2, 4, 2, 5], own, first, below, ended).any()
+    assert not topics.repeated_headers(chat, own, first, below, [1] * 8).any()
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.booleans()), max_size=12))
-def test_repeated_headers_match_their_definition(rows: List[Tuple[int, bool, bool]]) -> None:
-    groups = [g for g, _, _ in rows]
-    own = [o for _, o, _ in rows]
-    first = [f for _, _, f in rows]
+@given(st.lists(st.tuples(st.integers(0, 3), *[st.booleans()] * 3), max_size=12))
+def test_repeated_headers_match_their_definition(
+    rows: List[Tuple[int, bool, bool, bool]],
+) -> None:
+    groups = [g for g, _, _, _ in rows]
+    own = [o for _, o, _, _ in rows]
+    first = [f for _, _, f, _ in rows]
+    ended = [e for _, _, _, e in rows]
     n = len(rows)
+    below = [k + 1 < n and own[k + 1] for k in range(n)]
 
-    def over(k: int) -> bool:
-        return own[k] and first[k] and k + 1 < n and not first[k + 1]
+    def headers(over: Callable[[int], bool]) -> List[bool]:
+        return [
+            over(k)
+            and groups.count(groups[k]) > 1
+            and all(over(j) for j in range(n) if groups[j] == groups[k] and own[j])
+            for k in range(n)
+        ]
 
-    expected = [
-        over(k)
-        and groups.count(groups[k]) > 1
-        and all(over(j) for j in range(n) if groups[j] == groups[k] and own[j])
-        for k in range(n)
-    ]
+    paragraph = headers(lambda k: own[k] and first[k] and k + 1 < n and not first[k + 1])
+    lined = headers(lambda k: own[k] and below[k] and not ended[k])
+    order = [groups[k] for k in range(n) if lined[k]]
+    turns = sum(a != b for a, b in zip(order, order[1:], strict=False))
+    taken = len(set(order)) >= 2 and turns >= len(set(order))
+    expected = [p or (taken and q) for p, q in zip(paragraph, lined, strict=True)]
     dense = numpy.unique(groups, return_inverse=True)[1] if n else []
-    assert topics.repeated_headers(dense, own, first).tolist() == expected
+    assert topics.repeated_headers(dense, own, first, below, ended).tolist() == expected
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from ..markup import LINE_BREAK, cue_lines, quoted_lines, says_nothing
 from ..scoring import segmenter_score
 from ..sentences import (
     ANY,
+    CLOSING,
     MARKED_HEADING,
     candidate_mask,
     closing_sentences,
@@ -621,11 +622,11 @@ class AttnSegmenter(AttentionPipe):
             if cfg["segment_paragraphs"] and not sentence_paragraphs(paragraph_first)
             else None
         )
-        own_line = numpy.array(
+        at_line = numpy.array([starts_line(doc, int(start)) for start in sent_starts], dtype=bool)
+        own_line = at_line & numpy.array(
             [
-                starts_line(doc, int(start))
-                and (k == n_sents - 1 or LINE_BREAK.search(text) is not None)
-                for k, (start, text) in enumerate(zip(sent_starts, texts, strict=True))
+                k == n_sents - 1 or LINE_BREAK.search(text) is not None
+                for k, text in enumerate(texts)
             ],
             dtype=bool,
         )
@@ -634,7 +635,13 @@ class AttnSegmenter(AttentionPipe):
         bare = own_line & numpy.array([says_nothing(text) for text in texts], dtype=bool)
         # and so does a header that repeats above its text (a speaker's name and time
         # above each turn)
-        above = topics.repeated_headers(repeats, own_line, paragraph_first)
+        above = topics.repeated_headers(
+            repeats,
+            own_line,
+            paragraph_first,
+            numpy.append(at_line[1:], False),
+            [CLOSING.search(text.strip()) is not None for text in texts],
+        )
         # a letter's salutation ("Dear Ann,") opens the text below it, as a heading
         greeting = salutations(doc, sent_starts, texts)
         heads = leading | bare | greeting | above
