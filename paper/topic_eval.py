@@ -46,7 +46,8 @@ half, four more that no setting is chosen on:
   the same with an interviewer's short questions in place of the backchannels, and
   ``WikiText pieces, speaker headers`` (``HEADED_PIECES``), the pieces punctuated as a
   service exports a transcript, the speaker's name and the time on a line above each
-  turn (``headed_transcript``);
+  turn (``headed_transcript``), and ``WikiText pieces, chat`` (``CHAT_PIECES``), the
+  same without blank lines between the turns;
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -284,8 +285,9 @@ QUESTION_LINES = (
 )
 BACKCHANNEL_SHARE = 0.3
 # the same pieces as a service exports a transcript, a line of the speaker's name and
-# the time above each turn (``headed_transcript``)
+# the time above each turn (``headed_transcript``), and as a chat without blank lines
 HEADED_PIECES = "WikiText pieces, speaker headers"
+CHAT_PIECES = "WikiText pieces, chat"
 HEADED_SPEAKERS = ("Ann Lee", "Bob Stone", "Carl Diaz")
 # where a sentence of WikiText's spacing ends: after " . ", " ? " or " ! "
 WIKITEXT_SENTENCE_END = re.compile(r"(?<= [.!?]) (?=\S)")
@@ -336,12 +338,13 @@ def meeting_transcript(
     return TopicDocument("\n".join(lines) + "\n", starts)
 
 
-def headed_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
+def headed_transcript(doc: TopicDocument, seed: int, gap: str = "\n\n") -> TopicDocument:
     """``doc`` (WikiText pieces) as a service exports a meeting's transcript: each one to
     three sentences a speaker's turn, punctuated (``wikitext.detokenize``), below a line
     of the speaker's name and the time (``"Ann Lee  0:31"``, ``HEADED_SPEAKERS`` in
-    turn), the turns apart by blank lines; a reference segment starts at the header of
-    the turn that opens each piece (a seeded choice of the turns' lengths and times)."""
+    turn), the turns apart by ``gap`` (a blank line; a line break, as a chat's
+    messages); a reference segment starts at the header of the turn that opens each
+    piece (a seeded choice of the turns' lengths and times)."""
     rng = random.Random(seed)
     sentences, opens = piece_sentences(doc)
     turns: List[str] = []
@@ -356,7 +359,7 @@ def headed_transcript(doc: TopicDocument, seed: int) -> TopicDocument:
         seconds += rng.randint(5, 40)
         name = HEADED_SPEAKERS[len(turns) % len(HEADED_SPEAKERS)]
         said = detokenize(" ".join(sentences[k : k + n]), readable=True)
-        turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{said}\n\n")
+        turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{said}{gap}")
         offset, k = offset + len(turns[-1]), k + n
     return TopicDocument("".join(turns), starts)
 
@@ -720,8 +723,8 @@ def evaluate(
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
-    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES`` and ``HEADED_PIECES``
-    are scored only when named). Writes
+    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES``, ``HEADED_PIECES``
+    and ``CHAT_PIECES`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -763,6 +766,10 @@ def evaluate(
                 headed_transcript(doc, seed)
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
             ],
+            CHAT_PIECES: lambda: [
+                headed_transcript(doc, seed, "\n")
+                for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
+            ],
         }
         if not tune:
             sets.update(
@@ -776,7 +783,7 @@ def evaluate(
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
     layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
-    transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES}
+    transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES, CHAT_PIECES}
     only_when_named = set() if own_sets else layouts | transcripts
     if tune and not own_sets:
         only_when_named.add(SPOKEN_PIECES)

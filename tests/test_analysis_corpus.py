@@ -823,7 +823,8 @@ def test_a_headed_transcript_keeps_the_pieces() -> None:
     characters, spaced as prose), in turns of one
     to three sentences, each below a line of a speaker's name and a time that grows
     (``HEADED_SPEAKERS`` in turn), the turns apart by blank lines; each piece opens a
-    turn, where its reference starts at the header."""
+    turn, where its reference starts at the header. As a chat, the same without the
+    blank lines."""
     from paper.topic_eval import HEADED_SPEAKERS, headed_transcript, wikipieces_docs
     from paper.wikitext import detokenize
 
@@ -831,6 +832,9 @@ def test_a_headed_transcript_keeps_the_pieces() -> None:
         transcript = headed_transcript(doc, seed)
         turns = transcript.text.split("\n\n")
         assert turns[-1] == ""
+        chat = headed_transcript(doc, seed, "\n")
+        assert chat.text == transcript.text.replace("\n\n", "\n")
+        assert chat.starts == [s - transcript.text.count("\n\n", 0, s) for s in transcript.starts]
         headers = [turn.split("\n", 1)[0] for turn in turns[:-1]]
         names = [header.split("  ")[0] for header in headers]
         assert names == [HEADED_SPEAKERS[k % 3] for k in range(len(names))]
