@@ -86,7 +86,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy
 
@@ -302,6 +302,22 @@ def piece_sentences(doc: TopicDocument) -> Tuple[List[str], Set[int]]:
     return sentences, {bounds.index(start) for start in doc.starts}
 
 
+def piece_turns(
+    doc: TopicDocument, rng: random.Random, most: int
+) -> Iterator[Tuple[List[str], bool]]:
+    """The sentences of ``doc`` (``piece_sentences``) in turns of one to ``most`` (each
+    length ``rng``'s choice, drawn as the turn comes; a turn holds one piece's
+    sentences), each with whether it opens a piece."""
+    sentences, opens = piece_sentences(doc)
+    k = 0
+    while k < len(sentences):
+        n = rng.randint(1, most)
+        while any(k < j < k + n for j in opens):
+            n -= 1
+        yield sentences[k : k + n], k in opens
+        k += n
+
+
 def meeting_transcript(
     doc: TopicDocument,
     seed: int,
@@ -318,23 +334,19 @@ def meeting_transcript(
     that opens each piece (a seeded choice of the turns' lengths and of the listeners'
     lines)."""
     rng = random.Random(seed)
-    sentences, opens = piece_sentences(doc)
     lines: List[str] = []
     starts: List[int] = []
-    offset, k, who = 0, 0, 0
-    while k < len(sentences):
-        n = rng.randint(1, 2)
-        while any(k < j < k + n for j in opens):  # (a turn holds one piece's sentences)
-            n -= 1
-        if k in opens:
+    offset, who = 0, 0
+    for said, opens in piece_turns(doc, rng, 2):
+        if opens:
             starts.append(offset)
         elif lines and rng.random() < BACKCHANNEL_SHARE:
             label = listener or speakers[who % len(speakers)]
             lines.append(f"{label}: {rng.choice(listener_lines)}")
             offset, who = offset + len(lines[-1]) + 1, who + 1
-        words = spoken(" ".join(sentences[k : k + n])) or "uh"  # (marks alone: a filler)
+        words = spoken(" ".join(said)) or "uh"  # (marks alone: a filler)
         lines.append(f"{speakers[who % len(speakers)]}: {words}")
-        offset, k, who = offset + len(lines[-1]) + 1, k + n, who + 1
+        offset, who = offset + len(lines[-1]) + 1, who + 1
     return TopicDocument("\n".join(lines) + "\n", starts)
 
 
@@ -346,21 +358,17 @@ def headed_transcript(doc: TopicDocument, seed: int, gap: str = "\n\n") -> Topic
     messages); a reference segment starts at the header of the turn that opens each
     piece (a seeded choice of the turns' lengths and times)."""
     rng = random.Random(seed)
-    sentences, opens = piece_sentences(doc)
     turns: List[str] = []
     starts: List[int] = []
-    offset, k, seconds = 0, 0, 0
-    while k < len(sentences):
-        n = rng.randint(1, 3)
-        while any(k < j < k + n for j in opens):  # (a turn holds one piece's sentences)
-            n -= 1
-        if k in opens:
+    offset, seconds = 0, 0
+    for said, opens in piece_turns(doc, rng, 3):
+        if opens:
             starts.append(offset)
         seconds += rng.randint(5, 40)
         name = HEADED_SPEAKERS[len(turns) % len(HEADED_SPEAKERS)]
-        said = detokenize(" ".join(sentences[k : k + n]), readable=True)
-        turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{said}{gap}")
-        offset, k = offset + len(turns[-1]), k + n
+        text = detokenize(" ".join(said), readable=True)
+        turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{text}{gap}")
+        offset += len(turns[-1])
     return TopicDocument("".join(turns), starts)
 
 

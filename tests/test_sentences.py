@@ -1190,13 +1190,19 @@ def test_tags_that_open_a_line_stay_with_its_text(marked: List[bool]) -> None:
     tag; no other start moves (a tag inside a line, ``"<ann@example.org>"``, ``"<3"``,
     and a word that the tokenizer keeps in one token with its tag,
     ``'class="new">Item'``). The words that follow opening tags are named here by hand."""
-    doc = EN(TAG_LINES)
+    assert_moved_to_lines(TAG_LINES, marked, ("Library</h2", "The", "Two", "Bold</b"))
+
+
+def assert_moved_to_lines(text: str, marked: List[bool], words: Tuple[str, ...]) -> None:
+    """``tags_open_lines`` on ``text`` with the starts ``marked`` moves a start on each
+    of ``words`` onto the first token of its line, and no other start."""
+    doc = EN(text)
     starts = numpy.array(marked, dtype="int32")
     out = tags_open_lines(doc, starts)
     expected = starts.copy()
     for token in doc:
-        if token.text in ("Library</h2", "The", "Two", "Bold</b") and starts[token.i]:
-            line_start = TAG_LINES.rfind("\n", 0, token.idx) + 1
+        if token.text in words and starts[token.i]:
+            line_start = text.rfind("\n", 0, token.idx) + 1
             first = next(t.i for t in doc if t.idx >= line_start and not t.is_space)
             expected[first + 1 : token.i + 1] = 0
             expected[first] = 1
@@ -1219,18 +1225,7 @@ def test_a_time_stamp_that_opens_a_line_stays_with_its_text(marked: List[bool]) 
     Ann"``, ``"[10:32 AM] <bob>"``, ``"[00:01:23.5] Speaker"``) moves onto the stamp's
     bracket; no other start moves (a stamp inside a line, a footnote's ``"[12]"``, a
     check box's ``"[x]"``). The words that follow stamps are named here by hand."""
-    doc = EN(STAMP_LINES)
-    starts = numpy.array(marked, dtype="int32")
-    out = tags_open_lines(doc, starts)
-    expected = starts.copy()
-    for token in doc:
-        if token.text in ("Ann", "<", "Speaker") and starts[token.i]:
-            line_start = STAMP_LINES.rfind("\n", 0, token.idx) + 1
-            first = next(t.i for t in doc if t.idx >= line_start and not t.is_space)
-            if STAMP_LINES[doc[first].idx] == "[" and doc[first].idx < token.idx:
-                expected[first + 1 : token.i + 1] = 0
-                expected[first] = 1
-    assert out.tolist() == expected.tolist()
+    assert_moved_to_lines(STAMP_LINES, marked, ("Ann", "<", "Speaker"))
 
 
 HTML_SECTIONS = {

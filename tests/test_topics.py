@@ -9,7 +9,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import pytest
@@ -688,17 +688,24 @@ def test_an_interviewers_question_stays_with_its_answer(default_nlp: Any) -> Non
     answers = {text.index(line) for line in lines if line not in INTERVIEW_QUESTIONS}
     asked = {a for a in answers if a and text[: a - 1].rsplit("\n", 1)[-1] in INTERVIEW_QUESTIONS}
     assert len(asked) == 8
-    segmenter = default_nlp.get_pipe("attn_segmenter")
+    for max_tokens, spans in capped_segments(default_nlp, text):
+        assert not asked & {span.start_char for span in spans}, max_tokens
+
+
+def capped_segments(nlp: Any, text: str) -> Iterator[Tuple[int, List[Any]]]:
+    """``text``'s segments through ``nlp`` with ``max_tokens`` 48, 64, 96 and 128 in
+    turn (restored after), each time checked to give the text back and to fit."""
+    segmenter = nlp.get_pipe("attn_segmenter")
     before = segmenter.cfg["max_tokens"]
     try:
         for max_tokens in (48, 64, 96, 128):
             segmenter.cfg["max_tokens"] = max_tokens
-            doc = default_nlp(text)
+            doc = nlp(text)
             sizes = doc_wordpiece_counts(doc)
             spans = list(doc.spans["attn_segments"])
             assert "".join(span.text_with_ws for span in spans) == text
             assert all(sizes.span(s.start, s.end) <= max_tokens for s in spans)
-            assert not asked & {span.start_char for span in spans}, max_tokens
+            yield max_tokens, spans
     finally:
         segmenter.cfg["max_tokens"] = before
 
@@ -741,19 +748,8 @@ def test_a_long_segment_of_subtitles_is_cut_at_a_cue(default_nlp: Any) -> None:
         timing = text.index("\n", cue.start()) + 1
         held |= {timing, text.index("\n", timing) + 1}
     assert len(held) == 2 * text.count(" --> ")
-    segmenter = default_nlp.get_pipe("attn_segmenter")
-    before = segmenter.cfg["max_tokens"]
-    try:
-        for max_tokens in (48, 64, 96, 128):
-            segmenter.cfg["max_tokens"] = max_tokens
-            doc = default_nlp(text)
-            sizes = doc_wordpiece_counts(doc)
-            spans = list(doc.spans["attn_segments"])
-            assert "".join(span.text_with_ws for span in spans) == text
-            assert all(sizes.span(s.start, s.end) <= max_tokens for s in spans)
-            assert not held & {span.start_char for span in spans}, max_tokens
-    finally:
-        segmenter.cfg["max_tokens"] = before
+    for max_tokens, spans in capped_segments(default_nlp, text):
+        assert not held & {span.start_char for span in spans}, max_tokens
 
 
 def test_captured_hidden_states_equal_the_models_own(minilm_nlp: Any) -> None:
