@@ -559,7 +559,11 @@ def speaker(text: str) -> Optional[str]:
     """The name in the speaker's label (``SPEAKER_LABEL``) that opens ``text``, in lower
     case (``"Ann Lee: ..."`` -> ``"ann lee"``, ``"[10:32] <bob> hi"`` -> ``"bob"``), or
     ``None``."""
-    found = SPEAKER_LABEL.match(text)
+    return label_name(SPEAKER_LABEL.match(text))
+
+
+def label_name(found: Optional["re.Match[str]"]) -> Optional[str]:
+    """The name in a match of ``SPEAKER_LABEL``, in lower case, or ``None``."""
     return None if found is None else (found.group("nick") or found.group("name")).lower()
 
 
@@ -574,7 +578,7 @@ def said_lines(text: str) -> List[Tuple[int, Optional[str], int]]:
         if body.strip():
             found = SPEAKER_LABEL.match(body)
             words = len(body[found.end() if found else 0 :].split())
-            out.append((offset + len(line) - len(body), speaker(body), words))
+            out.append((offset + len(line) - len(body), label_name(found), words))
         offset += len(line)
     return out
 
