@@ -658,11 +658,11 @@ CUE_LINES = re.compile(
     re.MULTILINE,
 )
 # A page's footer or header in text from PDF, which ends each page with a form feed:
-# the line that a page break ends, or the line after one, of at most RUNNING_WORDS
-# words, where it is a page number ("12", "- 12 -", "Page 12 of 40", "p. 12", "xii": a
-# roman number in lower case, as front matter numbers its pages) or its text, numbers
-# aside, comes back at MIN_RUNNING_PAGES page breaks or more ("Annual Report 2023 | 12",
-# "Chapter 3. Methods")
+# the line that a page break ends, the line after one or the text's first line (the
+# first page's header), of at most RUNNING_WORDS words, where it is a page number ("12",
+# "- 12 -", "Page 12 of 40", "p. 12", "xii": a roman number in lower case, as front
+# matter numbers its pages) or its text, numbers aside, comes back on MIN_RUNNING_PAGES
+# pages or more ("Annual Report 2023 | 12", "Chapter 3. Methods")
 ROMAN_PAGE = r"(?=[ivx])x{0,3}(?:ix|iv|v?i{0,3})"
 # (each run of spaces and tabs is one [ \t]* that only a dash, a word or a number ends,
 # never two side by side: a line of many spaces is read once, not once per way of
@@ -855,10 +855,11 @@ def html_blocks(text: str) -> List[Tuple[int, int]]:
 
 def page_lines(text: str) -> Tuple[Lines, Lines]:
     """``(footers, headers)``: ``(start, end)`` character ranges (whitespace stripped)
-    of the lines of ``text`` that a page break ends and of those right after one, where
-    they are a page's footer or header (``PAGE_NUMBER``, or a line that comes back at
-    ``MIN_RUNNING_PAGES`` page breaks, numbers aside; at most ``RUNNING_WORDS`` words),
-    on a page of ``MIN_PAGE_LINES`` lines or more. Linear in the text."""
+    of the lines of ``text`` that a page break ends, of those right after one and of
+    its first line (the first page's header), where they are a page's footer or header
+    (``PAGE_NUMBER``, or a line that comes back on ``MIN_RUNNING_PAGES`` pages or more,
+    numbers aside; at most ``RUNNING_WORDS`` words), on a page of ``MIN_PAGE_LINES``
+    lines or more. Linear in the text."""
     if PAGE_BREAK not in text:
         return [], []
     ends = list(LINE_BREAK.finditer(text))
@@ -868,6 +869,8 @@ def page_lines(text: str) -> Tuple[Lines, Lines]:
     pages = [k for k, line_end in enumerate(ends) if PAGE_BREAK in line_end.group()]
     pages.append(len(ends))
     candidates: List[Tuple[bool, int, int]] = []  # (footer, start, end)
+    if pages[0] + 1 >= MIN_PAGE_LINES:  # (the first page's header: the text's first line)
+        candidates.append((False, starts[0], stops[0]))
     for before, k, after in zip([-1, *pages[:-2]], pages[:-1], pages[1:], strict=True):
         if k - before >= MIN_PAGE_LINES:
             candidates.append((True, starts[k], stops[k]))

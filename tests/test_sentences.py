@@ -1676,10 +1676,12 @@ def test_page_numbers_at_page_breaks(default_nlp: Any) -> None:
 
 
 def test_running_titles_at_page_breaks(default_nlp: Any) -> None:
-    """A line at a page break whose text, numbers aside, comes back at three page breaks
-    or more is a running footer or header (``page_lines``), read as a page number is:
-    the footer is part of the sentence before it, the header of the sentence that runs
-    across it; a line that comes back twice, or a long one, is text."""
+    """A line at a page break, or the text's first line, whose text, numbers aside,
+    comes back on three pages or more is a running footer or header (``page_lines``),
+    read as a page number is: the footer is part of the sentence before it, the header
+    of the sentence that runs across it; a line that comes back twice, or a long one,
+    is text. Three pages, each with its header (the first page's opens the text), have
+    their headers read so."""
     bodies = [
         "The pump at the north site was checked on Monday and the seal was",
         "replaced by the night crew. Then the crew moved on to",
@@ -1692,16 +1694,21 @@ def test_running_titles_at_page_breaks(default_nlp: Any) -> None:
     )
     footers, headers = page_lines(text)
     assert [text[a:b] for a, b in footers] == [f"Annual Report 2023 | {k}" for k in (1, 2, 3, 4)]
-    assert [text[a:b] for a, b in headers] == ["Chapter 3. Methods"] * 3
+    assert [text[a:b] for a, b in headers] == ["Chapter 3. Methods"] * 4
     twice = "Draft\n\x0cText here.\nDraft\n\x0cMore text."
     assert page_lines(twice) == ([], [])
-    sents = [" ".join(s.text.split()) for s in default_nlp(text).sents]
     across = (
         "The pump at the north site was checked on Monday and the seal was Annual Report "
         "2023 | 1 Chapter 3. Methods replaced by the night crew."
     )
-    assert across in sents, sents
-    assert not [s for s in sents if s.startswith("Annual Report")], sents
+    three = text[: text.index("Chapter 3. Methods", text.index(bodies[2]))]
+    footers, headers = page_lines(three)
+    assert [three[a:b] for a, b in headers] == ["Chapter 3. Methods"] * 3
+    assert len(footers) == 3
+    for pages in (text, three):
+        sents = [" ".join(s.text.split()) for s in default_nlp(pages).sents]
+        assert across in sents, sents
+        assert not [s for s in sents if s.startswith("Annual Report")], sents
 
 
 # Three pages of text from PDF joined without form feeds (as pypdf's text, page by page,
