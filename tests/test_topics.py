@@ -566,6 +566,60 @@ def test_two_paragraphs_are_cut_by_what_they_say(
         assert len(doc.spans["attn_segments"]) == 2
 
 
+def test_a_long_paragraph_is_read_by_its_sentences(
+    default_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three EWT documents of other topics run together as one paragraph under a title
+    (a blank line below it): the text is cut where each document begins, at most once
+    more, and the title stays with the first. The text has fewer than ``FEW_PARAGRAPHS``
+    paragraphs and this one holds ``LONG_PARAGRAPH`` sentences or more, so a segment may
+    start at any of its sentences (``long_paragraph_sentences``); cut only where its
+    paragraphs start, the text could start a segment only at the title, and came out
+    whole."""
+    long = topics.LONG_PARAGRAPH
+    assert topics.long_paragraph_sentences([]).tolist() == []
+    first = [True] + [False] * (long - 1) + [True, False]
+    assert topics.long_paragraph_sentences(first).tolist() == [True] * long + [False] * 2
+    assert not topics.long_paragraph_sentences(first[:1] + first[2:]).any()  # (one short)
+    posts = [" ".join(one_paragraph_posts()[k]) for k in (0, 1, 3)]
+    title = "Notes from the week\n\n"
+    text = title + " ".join(posts)
+    changes = [len(title) + len(" ".join(posts[:k])) + 1 for k in (1, 2)]
+    doc = default_nlp(text)
+    assert len(list(doc.sents)) >= long + 1
+    starts = [span.start_char for span in doc.spans["attn_segments"]]
+    assert set(changes) <= set(starts) and len(starts) <= len(posts) + 1, starts
+    assert starts[0] == 0 and len(title) not in starts
+    monkeypatch.setattr(topics, "LONG_PARAGRAPH", 10_000)
+    assert len(default_nlp(text).spans["attn_segments"]) == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 2**16),
+    st.lists(st.integers(1, 2 * topics.LONG_PARAGRAPH), min_size=2, max_size=6),
+)
+def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones_among_few(
+    seed: int, sizes: List[int]
+) -> None:
+    """Segments start where paragraphs do, or, among fewer than ``FEW_PARAGRAPHS``
+    paragraphs, at any sentence of one of ``LONG_PARAGRAPH`` sentences or more; there,
+    where each paragraph is either that long or one sentence and one is long, the text
+    is cut as its sentences without paragraphs would be."""
+    means = numpy.random.default_rng(seed).normal(size=(sum(sizes), 8))
+    paragraphs = numpy.repeat(numpy.arange(len(sizes)), sizes)
+    first = numpy.diff(paragraphs, prepend=-1) != 0
+    long = topics.long_paragraph_sentences(first)
+    assert (
+        long.tolist() == numpy.repeat(numpy.array(sizes) >= topics.LONG_PARAGRAPH, sizes).tolist()
+    )
+    starts, _ = topics.segment(means, paragraphs=paragraphs)
+    few = len(sizes) < topics.FEW_PARAGRAPHS
+    assert all(first[s] or (few and long[s]) for s in starts), (starts, sizes)
+    if few and long.any() and all(n == 1 or n >= topics.LONG_PARAGRAPH for n in sizes):
+        assert starts == topics.segment(means)[0]
+
+
 def subtitles(words: Sequence[str], size: int = 9) -> Tuple[str, List[int]]:
     """``words`` as a subtitle file (SRT) of cues of ``size`` words each, which cut the
     sentences anywhere; and the character offset of each word."""
