@@ -39,7 +39,9 @@ half, four more that no setting is chosen on:
   (``CUE_PIECES``, ``DOUBLE_PIECES``), scored only when named, on either half: the
   WikiText pieces as a subtitle file whose cues of nine words cut the sentences anywhere
   (``subtitle_cues``), and as a page printed double-spaced, a blank line below every
-  line (``double_spaced_page``); and ``WikiText pieces, meeting transcript``
+  line (``double_spaced_page``); ``WikiText pieces, under a title`` (``TITLED_PIECES``),
+  the pieces below a title line and a blank line (``titled``: one long paragraph of
+  many topics); and ``WikiText pieces, meeting transcript``
   (``TRANSCRIPT_PIECES``), the same pieces as a speech recognizer writes a meeting,
   speakers' turns on lines of their own with listeners' backchannels between them
   (``meeting_transcript``), ``WikiText pieces, interview`` (``INTERVIEW_PIECES``),
@@ -370,6 +372,18 @@ def headed_transcript(doc: TopicDocument, seed: int, gap: str = "\n\n") -> Topic
         turns.append(f"{name}  {seconds // 60}:{seconds % 60:02d}\n{text}{gap}")
         offset += len(turns[-1])
     return TopicDocument("".join(turns), starts)
+
+
+# the WikiText pieces below a title and a blank line: one long paragraph of many topics
+TITLED_PIECES = "WikiText pieces, under a title"
+PIECES_TITLE = "Notes on several things"
+
+
+def titled(doc: TopicDocument, title: str = PIECES_TITLE) -> TopicDocument:
+    """``doc`` below a line of ``title`` and a blank line; the first reference segment
+    starts at the title, the others at the same words."""
+    head = f"{title}\n\n"
+    return TopicDocument(head + doc.text, [0, *(s + len(head) for s in doc.starts if s > 0)])
 
 
 def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
@@ -731,8 +745,8 @@ def evaluate(
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
-    ``DOUBLE_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES``, ``HEADED_PIECES``
-    and ``CHAT_PIECES`` are scored only when named). Writes
+    ``DOUBLE_PIECES``, ``TITLED_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES``,
+    ``HEADED_PIECES`` and ``CHAT_PIECES`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -762,6 +776,7 @@ def evaluate(
             DOUBLE_PIECES: lambda: [
                 double_spaced_page(doc) for doc in wikipieces_docs(half, n_synthetic)
             ],
+            TITLED_PIECES: lambda: list(map(titled, wikipieces_docs(half, n_synthetic))),
             TRANSCRIPT_PIECES: lambda: [
                 meeting_transcript(doc, seed)
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
@@ -790,7 +805,7 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES}
+    layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES, TITLED_PIECES}
     transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES, CHAT_PIECES}
     only_when_named = set() if own_sets else layouts | transcripts
     if tune and not own_sets:

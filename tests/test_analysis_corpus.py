@@ -771,6 +771,19 @@ def test_subtitles_and_double_spaced_pages_keep_the_pieces() -> None:
         assert [page.text[s:].split()[0] for s in page.starts] == firsts
 
 
+def test_titled_pieces_keep_the_pieces() -> None:
+    """``titled``: the WikiText pieces below a title line and a blank line; the first
+    reference segment starts at the title, the others at the same words."""
+    from paper.topic_eval import PIECES_TITLE, titled, wikipieces_docs
+
+    for doc in wikipieces_docs("report", 3):
+        page = titled(doc)
+        assert page.text == f"{PIECES_TITLE}\n\n{doc.text}"
+        assert doc.starts[0] == page.starts[0] == 0 and len(page.starts) == len(doc.starts)
+        firsts = [doc.text[s:].split()[0] for s in doc.starts[1:]]
+        assert [page.text[s:].split()[0] for s in page.starts[1:]] == firsts
+
+
 @pytest.mark.parametrize("interview", [False, True])
 def test_a_meeting_transcript_keeps_the_pieces(interview: bool) -> None:
     """``meeting_transcript``: the WikiText pieces' sentences, lower case without
