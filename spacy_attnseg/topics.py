@@ -106,6 +106,9 @@ FEW_PARAGRAPHS = 5
 # paragraphs a long one stays a unit: read by its sentences in every text, the tuning
 # half's hard-wrapped articles, whose layout rules miss some paragraph breaks, went from
 # Pk 0.302 to 0.334 over the 23 of 30 with a paragraph of 14 sentences or more.
+# TextTiling and a number of segments, whose units are the paragraphs whatever their
+# number, read such a paragraph's sentences as units (a text below a title line came out
+# whole, one unit after the title, with ``n_segments`` 10).
 LONG_PARAGRAPH = 20
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
@@ -831,6 +834,7 @@ def segment(
         ``FEW_PARAGRAPHS`` of them the partition's units are the sentences (and its
         price ``penalty``'s), cut only where paragraphs start or at any sentence of a
         paragraph of ``LONG_PARAGRAPH`` sentences or more (``min_sents`` applies then).
+        TextTiling and ``n_segments`` read such a paragraph's sentences as units.
     headings: per sentence, whether it heads what follows (``sentences.heading_sentences``):
         a boundary right after headings moves before them (``before_headings``), and
         the size limits split elsewhere where they can, so a heading stays with its
@@ -890,14 +894,19 @@ def segment(
         paragraph_start = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         paragraph_first = unit_first & (paragraph_start | forced)
         partitioned = method == "partition" and n_segments <= 0
-        if partitioned and int(paragraph_first.sum()) < FEW_PARAGRAPHS:
-            long = unit_first & long_paragraph_sentences(paragraph_start)
+        few = partitioned and int(paragraph_first.sum()) < FEW_PARAGRAPHS
+        # a long paragraph's sentences: where a segment may start among few paragraphs,
+        # units of their own for TextTiling and a number of segments (none for the
+        # partition of more paragraphs)
+        long = unit_first & long_paragraph_sentences(paragraph_start)
+        if partitioned and not few:
+            long[:] = False
+        if not long.any():
+            min_len = 1  # (a segment holds whole paragraphs)
+        if few:
             cuts_first = paragraph_first | long
-            if not long.any():
-                min_len = 1  # (a segment holds whole paragraphs)
         else:
-            min_len = 1
-            unit_first = paragraph_first
+            unit_first = paragraph_first | long
             if paragraph_penalty is not None:
                 penalty = paragraph_penalty
     units, first = vectors, numpy.arange(n)

@@ -598,14 +598,16 @@ def test_a_long_paragraph_is_read_by_its_sentences(
 @given(
     st.integers(0, 2**16),
     st.lists(st.integers(1, 2 * topics.LONG_PARAGRAPH), min_size=2, max_size=6),
+    st.sampled_from([{}, {"method": "texttiling"}, {"n_segments": 3}]),
 )
-def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones_among_few(
-    seed: int, sizes: List[int]
+def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones(
+    seed: int, sizes: List[int], method: Dict[str, Any]
 ) -> None:
-    """Segments start where paragraphs do, or, among fewer than ``FEW_PARAGRAPHS``
-    paragraphs, at any sentence of one of ``LONG_PARAGRAPH`` sentences or more; there,
-    where each paragraph is either that long or one sentence and one is long, the text
-    is cut as its sentences without paragraphs would be."""
+    """Segments start where paragraphs do, or at any sentence of one of
+    ``LONG_PARAGRAPH`` sentences or more: the partition's among fewer than
+    ``FEW_PARAGRAPHS`` paragraphs, TextTiling's and ``n_segments``' among any number.
+    There, where each paragraph is either that long or one sentence and one is long, the
+    text is cut as its sentences without paragraphs would be."""
     means = numpy.random.default_rng(seed).normal(size=(sum(sizes), 8))
     paragraphs = numpy.repeat(numpy.arange(len(sizes)), sizes)
     first = numpy.diff(paragraphs, prepend=-1) != 0
@@ -613,11 +615,11 @@ def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones_among_few(
     assert (
         long.tolist() == numpy.repeat(numpy.array(sizes) >= topics.LONG_PARAGRAPH, sizes).tolist()
     )
-    starts, _ = topics.segment(means, paragraphs=paragraphs)
-    few = len(sizes) < topics.FEW_PARAGRAPHS
-    assert all(first[s] or (few and long[s]) for s in starts), (starts, sizes)
-    if few and long.any() and all(n == 1 or n >= topics.LONG_PARAGRAPH for n in sizes):
-        assert starts == topics.segment(means)[0]
+    starts, _ = topics.segment(means, paragraphs=paragraphs, **method)
+    inside = bool(method) or len(sizes) < topics.FEW_PARAGRAPHS
+    assert all(first[s] or (inside and long[s]) for s in starts), (starts, sizes)
+    if inside and long.any() and all(n == 1 or n >= topics.LONG_PARAGRAPH for n in sizes):
+        assert starts == topics.segment(means, **method)[0]
 
 
 def subtitles(words: Sequence[str], size: int = 9) -> Tuple[str, List[int]]:
