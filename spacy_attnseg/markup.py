@@ -483,19 +483,17 @@ OPENING_TAGS = re.compile(
     re.MULTILINE,
 )
 
-# A time stamp in brackets that opens a line of a transcript or a chat, before its text
-# ("[0:09] Ann Lee", "[10:32 AM] <bob> hi", "[00:01:23.5] Speaker 1")
-OPENING_STAMP = re.compile(
-    LINE_START
-    + r"[ \t]*\[\d{1,2}(?::\d\d){1,2}(?:[.,]\d{1,3})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?\][ \t]*(?=\S)",
-    re.MULTILINE,
-)
+# A time stamp in brackets, as a transcript or a chat writes it ("[0:09]", "[10:32 AM]",
+# "[00:01:23.5]"; not a footnote's "[12]")
+TIME_STAMP = r"\[\d{1,2}(?::\d\d){1,2}(?:[.,]\d{1,3})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?\]"
+# One that opens a line, before its text ("[0:09] Ann Lee", "[10:32 AM] <bob> hi")
+OPENING_STAMP = re.compile(LINE_START + rf"[ \t]*{TIME_STAMP}[ \t]*(?=\S)", re.MULTILINE)
 
 # A speaker's label that opens a line of a transcript, an interview or a chat ("B:",
-# "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32] <bob>"; the name its group "nick" or "name";
-# not a URL's scheme, "http://", nor a drive, "C:\")
+# "Ann Lee:", "INTERVIEWER:", "<bob>", "[10:32 AM] <bob>"; the name its group "nick" or
+# "name"; not a URL's scheme, "http://", nor a drive, "C:\")
 SPEAKER_LABEL = re.compile(
-    r"\s*(?:\[[\d:. ]+\]\s*)?"
+    rf"\s*(?:{TIME_STAMP}\s*)?"
     r"(?:<(?P<nick>[^<>\s]{1,30})>|(?P<name>[A-Za-z][\w .'-]{0,30}):(?![/\\]))"
 )
 # A listener's answer that says nothing of a topic (a backchannel: "yeah", "mm-hmm",

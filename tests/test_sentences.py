@@ -29,6 +29,7 @@ from spacy_attnseg.markup import (
     page_lines,
     running_lines,
     says_nothing,
+    speaker,
     text_blocks,
 )
 from spacy_attnseg.sentences import (
@@ -1226,6 +1227,19 @@ def test_a_time_stamp_that_opens_a_line_stays_with_its_text(marked: List[bool]) 
     bracket; no other start moves (a stamp inside a line, a footnote's ``"[12]"``, a
     check box's ``"[x]"``). The words that follow stamps are named here by hand."""
     assert_moved_to_lines(STAMP_LINES, marked, ("Ann", "<", "Speaker"))
+
+
+def test_a_speaker_label_after_a_time_stamp() -> None:
+    """A speaker's label may follow a time stamp (``markup.TIME_STAMP``, the one that
+    ``OPENING_STAMP`` reads too): ``"[10:32 AM] <bob>"``, ``"[00:01:23.5] Ann Lee:"``;
+    after a footnote's ``"[12]"`` or a check box's ``"[x]"``, a word and a colon are
+    none."""
+    assert speaker("[10:32 AM] <bob> hi") == "bob"
+    assert speaker("[00:01:23.5] Ann Lee: hello") == "ann lee"
+    assert speaker("  [0:09] B: yes") == "b"
+    assert speaker("Ann: [0:09] on the map") == "ann"
+    assert speaker("[12] Note: see below") is None
+    assert speaker("[x] Done: the list") is None
 
 
 HTML_SECTIONS = {
