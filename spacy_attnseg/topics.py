@@ -101,14 +101,15 @@ SHORT_TEXT = 30
 FEW_PARAGRAPHS = 5
 # but in such a text a paragraph of LONG_PARAGRAPH sentences or more may be cut at any of
 # its sentences: breaks so seldom say nothing of where topics change (a title above a
-# text of many topics, a blank line every few pages). Longer than any paragraph of the
-# tuning sets (WikiText-2's longest: 16 sentences in the tuning half). With more
-# paragraphs a long one stays a unit: read by its sentences in every text, the tuning
-# half's hard-wrapped articles, whose layout rules miss some paragraph breaks, went from
-# Pk 0.302 to 0.334 over the 23 of 30 with a paragraph of 14 sentences or more.
-# TextTiling and a number of segments, whose units are the paragraphs whatever their
-# number, read such a paragraph's sentences as units (a text below a title line came out
-# whole, one unit after the title, with ``n_segments`` 10).
+# text of many topics, a blank line every few pages). No document of the tuning sets
+# changes its segments with it (WikiText-2's paragraphs are up to 16-19 sentences long,
+# as " . " or spaCy's sentencizer counts them). With more paragraphs a long one stays a
+# unit: read by its sentences in every text, the tuning half's hard-wrapped articles,
+# whose layout rules miss some paragraph breaks, went from Pk 0.302 to 0.334 over the
+# 23 of 30 with a paragraph of 14 sentences or more. TextTiling and a number of
+# segments, whose units are the paragraphs whatever their number, read such a
+# paragraph's sentences as units (a text below a title line came out whole, one unit
+# after the title, with ``n_segments`` 10).
 LONG_PARAGRAPH = 20
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
