@@ -566,7 +566,7 @@ def test_two_paragraphs_are_cut_by_what_they_say(
         assert len(doc.spans["attn_segments"]) == 2
 
 
-def test_a_long_paragraph_is_read_by_its_sentences(
+def test_a_text_below_a_title_is_cut_where_its_topics_change(
     default_nlp: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Three EWT documents of other topics run together as one paragraph under a title
