@@ -1210,10 +1210,11 @@ def heading_sentences(
         texts = sentence_texts(doc, starts)
     stripped = [text.strip() for text in texts]
     at_line = [starts_line(doc, start) for start in starts]
+    doc_text = doc.text  # (read once: Doc.text joins every token each time it is read)
     # (only sentences that start a line: the text from the line's start is their indent)
     lined = [k for k, first in enumerate(at_line) if first]
     code = numpy.zeros(len(starts), dtype=bool)
-    code[lined] = in_code(doc.text, [doc[starts[k]].idx for k in lined])
+    code[lined] = in_code(doc_text, [doc[starts[k]].idx for k in lined])
     one_line = [LINE_BREAK.search(text) is None for text in stripped]
     # an adornment line directly below a line of text underlines it
     underline = [
@@ -1227,13 +1228,13 @@ def heading_sentences(
         and one_line_break(texts[k - 1])
         for k in range(len(starts))
     ]
-    org = {a for a, _ in org_blocks(doc.text)[1]}  # an Org-mode page's headings
-    manual = {a for a, _ in manual_titles(doc.text)}  # a manual page's section titles
+    org = {a for a, _ in org_blocks(doc_text)[1]}  # an Org-mode page's headings
+    manual = {a for a, _ in manual_titles(doc_text)}  # a manual page's section titles
     wiki = [
         MEDIAWIKI.fullmatch(text) if at_line[k] and one_line[k] and not code[k] else None
         for k, text in enumerate(stripped)
     ]
-    speakers = transcript_speakers(doc.text)  # a transcript's speakers
+    speakers = transcript_speakers(doc_text)  # a transcript's speakers
     # a MediaWiki page: one with a section heading, "== Section ==" (or "= = Section = =")
     wiki_page = any(found is not None and found.group(1) != "=" for found in wiki)
 
