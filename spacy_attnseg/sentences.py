@@ -336,6 +336,23 @@ def paragraph_break_tokens(doc: Doc, space: Optional[numpy.ndarray] = None) -> n
 # / 75.3, 3 80.3 / 74.1 / 78.6, 2 80.6 / 76.1 / 79.6; 62.0 / 58.6 / 59.6 without the rule.
 DOUBLE_SPACED_LINES = 2
 DOUBLE_SPACED_SHARE = 1 / 3
+# In text of any case, a page's shape alone tells it (``wrapped_page``): at least
+# WRAPPED_PAGE_LINES lines, WRAPPED_PAGE_WIDTH characters wide or more, more than
+# WRAPPED_PAGE_SHARE of which cut a sentence, hard-wrapped once read one below another.
+# Chosen on the same data (the rules reading the page single-spaced, ``single_spaced``;
+# F1 as written, whole / runs of 2 / 3 / 4 sentences, then without final punctuation):
+# 3 lines and a half 90.2 / 76.6 / 87.8 / 88.8 and 68.8 / 53.0 / 65.2 / 64.8; a third
+# 90.2 / 77.3 / 88.2 / 89.8 and 68.8 / 53.0 / 65.4 / 65.0, but then a thread of a
+# question and its answers, a line each between blank lines, among the EWT documents
+# of the topic sets reads as a page; 2 lines and a third 90.9 / 90.3 / 91.7 / 91.1 and
+# 69.7 / 60.9 / 68.9 / 66.4, but then runs of 2-4 paragraphs of EWT dev, GUM dev and
+# GENTLE, one a line between blank lines, read as a page 11, 11 and 29 times out of
+# 469, 606 and 708 (5, 1 and 7 by capitals alone). By capitals alone, 84.0 / 54.7 /
+# 76.1 / 80.2 and 50.4 / 39.1 / 47.6 / 47.2 (as written 80.6 / 54.7 / 76.1 / 79.6
+# before the rules read such a page single-spaced).
+WRAPPED_PAGE_LINES = 3
+WRAPPED_PAGE_WIDTH = 40
+WRAPPED_PAGE_SHARE = 1 / 2
 
 
 def double_spaced(text: str) -> bool:
@@ -343,9 +360,10 @@ def double_spaced(text: str) -> bool:
     ``DOUBLE_SPACED_SHARE``): a blank line below every line of a width a page's lines
     have (not a paragraph of a line, ``UNWRAPPED_LINE_CHARS``), across which its sentences
     go on from one line to the next, in a text that opens its sentences with capitals
-    (``writes_capitals``; in one that does not, nothing tells such a line from a
-    paragraph of its own). Its blank lines are line breaks, not paragraph breaks
-    (``paragraph_break_tokens``). Linear in the text."""
+    (``writes_capitals``), or in text of any case, whose lines have a page's shape
+    (``wrapped_page``). Its blank lines are line breaks, not paragraph breaks
+    (``paragraph_break_tokens``), and the rules about lines read it as single-spaced
+    (``single_spaced``). Linear in the text."""
     lines = list(LINE_TEXT.finditer(text))
     if len(lines) < DOUBLE_SPACED_LINES:
         return False
@@ -360,7 +378,61 @@ def double_spaced(text: str) -> bool:
         )
         for above, line in pairs
     )
-    return carried > DOUBLE_SPACED_SHARE * len(pairs) and writes_capitals(text)
+    if carried > DOUBLE_SPACED_SHARE * len(pairs) and writes_capitals(text):
+        return True
+    return wrapped_page(lines)
+
+
+def wrapped_page(lines: Sequence["re.Match[str]"]) -> bool:
+    """Whether ``lines`` (``LINE_TEXT`` matches, none directly below another) are a
+    hard-wrapped page's by their shape alone, whatever the case of their words (where
+    a line opening in lower case says nothing): at least ``WRAPPED_PAGE_LINES`` of
+    them, ``WRAPPED_PAGE_WIDTH`` characters wide or more (``text_width``), more than
+    ``WRAPPED_PAGE_SHARE`` of those above another cut a sentence (a line of
+    ``MIN_WRAP_WIDTH`` characters or more that ends neither a paragraph nor with a
+    colon), and read one below another they are hard-wrapped (``hard_wrapped``). A list
+    of short items between blank lines is not: its lines could take the next line's
+    first word."""
+    if len(lines) < WRAPPED_PAGE_LINES:
+        return False
+    words = [QUOTE_PREFIX.sub("", line.group(2)).strip() for line in lines]
+    if text_width([len(line) for line in words]) < WRAPPED_PAGE_WIDTH:
+        return False
+    cut = sum(
+        len(line) >= MIN_WRAP_WIDTH and not PARAGRAPH_END.search(line) and not line.endswith(":")
+        for line in words[:-1]
+    )
+    if cut <= WRAPPED_PAGE_SHARE * (len(words) - 1):
+        return False
+    return hard_wrapped("\n".join(line.group(2) for line in lines))
+
+
+def single_spaced(doc: Doc) -> Doc:
+    """``doc`` itself, or where its text is printed double-spaced (``double_spaced``) a
+    Doc of the same tokens with one line break less in each whitespace token that holds
+    two or more (a blank line below a line becomes a line break; two blank lines, one),
+    so that the rules about lines read the page as the hard-wrapped text it is: which
+    lines a sentence goes on across, which end a paragraph short of the width. Token
+    ``i`` of either is token ``i`` of the other. Linear in the text."""
+    if not LINE_BREAK.search(doc.text) or not double_spaced(doc.text):
+        return doc
+    words = []
+    for token in doc:
+        text = token.text
+        breaks = list(LINE_BREAK.finditer(text)) if token.is_space else []
+        if len(breaks) >= 2:
+            text = text[: breaks[0].start()] + text[breaks[0].end() :]
+        words.append(text)
+    return Doc(doc.vocab, words=words, spaces=[bool(token.whitespace_) for token in doc])
+
+
+def _single_spaced_classes(doc: Doc, classes: Optional[TokenClasses]) -> Tuple[Doc, TokenClasses]:
+    """``single_spaced(doc)`` and its ``token_classes``: ``classes`` where they are given
+    and the Doc is its own single-spaced page."""
+    view = single_spaced(doc)
+    if view is doc and classes is not None:
+        return doc, classes
+    return view, token_classes(view)
 
 
 def is_blank_line(token: Any) -> bool:
@@ -1484,8 +1556,10 @@ def layout_starts(
     classes: Optional[TokenClasses] = None,
 ) -> numpy.ndarray:
     """Sentence starts (one value per token, nonzero = start) fitted to the text's layout:
-    ``placed_starts``, then ``line_rules``. Returns a new array of ``starts``' dtype."""
-    classes = classes or token_classes(doc)
+    ``placed_starts``, then ``line_rules``, on the page single-spaced where it is printed
+    double-spaced (``single_spaced``; ``classes`` are then read from it). Returns a new
+    array of ``starts``' dtype."""
+    doc, classes = _single_spaced_classes(doc, classes)
     placed = placed_starts(doc, starts, paragraph_breaks=paragraph_breaks, classes=classes)
     return line_rules(doc, placed, classes, paragraph_breaks=paragraph_breaks)
 
@@ -2189,8 +2263,10 @@ def unmarked_starts(
     ``probs >= threshold``; then, if at least ``share`` of them (the first token and the
     starts the layout makes on its own not counted) follow final punctuation, those of
     ``probs >= threshold_unmarked`` plus those of ``probs >= threshold`` that land after
-    final punctuation."""
+    final punctuation. A page printed double-spaced is read single-spaced
+    (``single_spaced``)."""
     probs = numpy.asarray(probs)
+    doc = single_spaced(doc)
     classes = token_classes(doc)
     starts = layout_starts(
         doc,
@@ -2240,13 +2316,14 @@ def decision_targets(
     separator (``len(doc)`` when that is past the end, 0 never counts), and ``fixed``,
     True where ``placed_starts`` starts a sentence whatever the scores (the first
     token, the first after an unambiguous terminal, and with ``paragraph_breaks`` the
-    first token after a blank line).
+    first token after a blank line), on the page single-spaced where it is printed
+    double-spaced (``single_spaced``).
     ``layout_starts(doc, sentence_starts(doc, separators))`` equals ``fixed`` plus
     ``targets[separators]`` and then ``line_rules`` (``decide_starts``); a test checks
     it.
     """
+    doc, classes = _single_spaced_classes(doc, classes)
     n = len(doc)
-    classes = classes or token_classes(doc)
     following = next_starts(doc, classes)
     targets = numpy.array(
         [back_over_openings(doc, int(t), classes) if t < n else n for t in following],
@@ -2264,7 +2341,10 @@ def decide_starts(
     doc: Doc, scores: numpy.ndarray, threshold: float, *, paragraph_breaks: bool
 ) -> numpy.ndarray:
     """Sentence starts (bool per token) from separator scores: separators are the tokens
-    whose score reaches ``threshold`` (see ``decision_targets``), then ``line_rules``."""
+    whose score reaches ``threshold`` (see ``decision_targets``), then ``line_rules``,
+    both on the page single-spaced where it is printed double-spaced
+    (``single_spaced``)."""
+    doc = single_spaced(doc)
     classes = token_classes(doc)
     targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
     starts = starts_from_targets(targets, fixed, scores, threshold)
