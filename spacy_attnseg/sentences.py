@@ -414,7 +414,8 @@ def single_spaced(doc: Doc) -> Doc:
     so that the rules about lines read the page as the hard-wrapped text it is: which
     lines a sentence goes on across, which end a paragraph short of the width. Token
     ``i`` of either is token ``i`` of the other. Linear in the text."""
-    if not LINE_BREAK.search(doc.text) or not double_spaced(doc.text):
+    text = doc.text
+    if not LINE_BREAK.search(text) or not double_spaced(text):
         return doc
     words = []
     for token in doc:
@@ -1560,6 +1561,14 @@ def layout_starts(
     double-spaced (``single_spaced``; ``classes`` are then read from it). Returns a new
     array of ``starts``' dtype."""
     doc, classes = _single_spaced_classes(doc, classes)
+    return _layout_starts(doc, starts, classes, paragraph_breaks=paragraph_breaks)
+
+
+def _layout_starts(
+    doc: Doc, starts: numpy.ndarray, classes: TokenClasses, *, paragraph_breaks: bool
+) -> numpy.ndarray:
+    """``layout_starts`` of a Doc that is its own single-spaced page, with its
+    ``classes``."""
     placed = placed_starts(doc, starts, paragraph_breaks=paragraph_breaks, classes=classes)
     return line_rules(doc, placed, classes, paragraph_breaks=paragraph_breaks)
 
@@ -2266,21 +2275,17 @@ def unmarked_starts(
     final punctuation. A page printed double-spaced is read single-spaced
     (``single_spaced``)."""
     probs = numpy.asarray(probs)
-    doc = single_spaced(doc)
-    classes = token_classes(doc)
-    starts = layout_starts(
-        doc,
-        (probs >= threshold).astype("int32"),
-        paragraph_breaks=paragraph_breaks,
-        classes=classes,
+    doc, classes = _single_spaced_classes(doc, None)
+    starts = _layout_starts(
+        doc, (probs >= threshold).astype("int32"), classes, paragraph_breaks=paragraph_breaks
     )
     if threshold_unmarked <= threshold or len(doc) < 2:
         return starts
     # a start predicted on token i lands where a separator at i - 1 puts it
-    targets, _ = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
+    targets, _ = _decision_targets(doc, classes, paragraph_breaks=paragraph_breaks)
     marked = follows_final(doc, classes)
-    alone = layout_starts(
-        doc, numpy.zeros(len(doc), dtype=bool), paragraph_breaks=paragraph_breaks, classes=classes
+    alone = _layout_starts(
+        doc, numpy.zeros(len(doc), dtype=bool), classes, paragraph_breaks=paragraph_breaks
     )
     free = starts.astype(bool) & ~alone
     free[0] = False
@@ -2289,11 +2294,8 @@ def unmarked_starts(
     lands_marked = numpy.append(marked, False)[numpy.concatenate(([0], targets[:-1]))]
     # (compared in the probabilities' own precision, as ``probs >= threshold`` is above)
     required = numpy.where(lands_marked, threshold, threshold_unmarked).astype(probs.dtype)
-    return layout_starts(
-        doc,
-        (probs >= required).astype("int32"),
-        paragraph_breaks=paragraph_breaks,
-        classes=classes,
+    return _layout_starts(
+        doc, (probs >= required).astype("int32"), classes, paragraph_breaks=paragraph_breaks
     )
 
 
@@ -2323,6 +2325,14 @@ def decision_targets(
     it.
     """
     doc, classes = _single_spaced_classes(doc, classes)
+    return _decision_targets(doc, classes, paragraph_breaks=paragraph_breaks)
+
+
+def _decision_targets(
+    doc: Doc, classes: TokenClasses, *, paragraph_breaks: bool
+) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """``decision_targets`` of a Doc that is its own single-spaced page, with its
+    ``classes``."""
     n = len(doc)
     following = next_starts(doc, classes)
     targets = numpy.array(
@@ -2344,9 +2354,8 @@ def decide_starts(
     whose score reaches ``threshold`` (see ``decision_targets``), then ``line_rules``,
     both on the page single-spaced where it is printed double-spaced
     (``single_spaced``)."""
-    doc = single_spaced(doc)
-    classes = token_classes(doc)
-    targets, fixed = decision_targets(doc, paragraph_breaks=paragraph_breaks, classes=classes)
+    doc, classes = _single_spaced_classes(doc, None)
+    targets, fixed = _decision_targets(doc, classes, paragraph_breaks=paragraph_breaks)
     starts = starts_from_targets(targets, fixed, scores, threshold)
     return line_rules(doc, starts, classes, paragraph_breaks=paragraph_breaks)
 
