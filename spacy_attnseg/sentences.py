@@ -966,7 +966,10 @@ def paragraph_starts(doc: Doc, sent_starts: Any) -> numpy.ndarray:
     (``paragraph_break_tokens``: a blank line, or a line break before a paragraph's
     indented first line or below its short last line) or, in a text with one paragraph
     per line (``lines_are_paragraphs``) whose lines are not single sentences
-    (``SENTENCE_LINES_SHARE``), hold a line break."""
+    (``SENTENCE_LINES_SHARE``), hold a line break. A page printed double-spaced is read
+    single-spaced (``single_spaced``): its paragraphs are those its lines mark, by an
+    indented first line or a short last line."""
+    doc = single_spaced(doc)
     breaks = paragraph_break_tokens(doc)
     if len(sent_starts) and lines_are_paragraphs(doc.text):
         lines = _break_before(doc, sent_starts, breaks, per_line=True)

@@ -3243,6 +3243,26 @@ def test_single_spaced_drops_one_line_break_a_blank_line(
             assert b.text == a.text
 
 
+def test_a_double_spaced_page_has_the_paragraphs_of_its_text() -> None:
+    """``paragraph_starts`` reads a page printed double-spaced single-spaced: a
+    manuscript's paragraphs, marked by an indented first line, or by a short last line,
+    open where they open in the same page without its blank lines (not only the first,
+    as when no blank line of the page was a paragraph break)."""
+    nlp = spacy.blank("en")
+    for indent in ("    ", ""):
+        single = "\n".join(textwrap.fill(p, 60, initial_indent=indent) for p in MILL)
+        double = single.replace("\n", "\n\n")
+        assert double_spaced(double)
+        a, b = nlp(single), nlp(double)
+        assert [t.text.strip() for t in a] == [t.text.strip() for t in b]
+        starts = [0] + [
+            t.i for t in a[1:] if not t.is_space and a[t.i - 1 - a[t.i - 1].is_space].text == "."
+        ]
+        want = paragraph_starts(a, starts)
+        assert want.tolist().count(True) == len(MILL)
+        assert paragraph_starts(b, starts).tolist() == want.tolist()
+
+
 def test_a_double_spaced_page_has_the_sentences_of_its_text(default_nlp: Any) -> None:
     """The default pipeline finds the same sentences in a hard-wrapped page whether or
     not a blank line sits below each line (as the text of a double-spaced manuscript
