@@ -419,11 +419,11 @@ def single_spaced(doc: Doc) -> Doc:
         return doc
     words = []
     for token in doc:
-        text = token.text
-        breaks = list(LINE_BREAK.finditer(text)) if token.is_space else []
+        word = token.text
+        breaks = list(LINE_BREAK.finditer(word)) if token.is_space else []
         if len(breaks) >= 2:
-            text = text[: breaks[0].start()] + text[breaks[0].end() :]
-        words.append(text)
+            word = word[: breaks[0].start()] + word[breaks[0].end() :]
+        words.append(word)
     return Doc(doc.vocab, words=words, spaces=[bool(token.whitespace_) for token in doc])
 
 
