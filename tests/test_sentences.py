@@ -3192,7 +3192,7 @@ def test_a_page_is_read_by_its_shape_in_text_of_any_case() -> None:
     items (each line could take the next line's first word), not lines narrower than a
     page, not paragraphs of a line each that end their sentences, and not two lines
     (``WRAPPED_PAGE_LINES``: a long title above a short paragraph)."""
-    from spacy_attnseg.sentences import WRAPPED_PAGE_LINES, WRAPPED_PAGE_WIDTH, double_spaced
+    from spacy_attnseg.sentences import WRAPPED_PAGE_LINES, WRAPPED_PAGE_WIDTH
 
     words = " ".join(MILL).lower().replace(".", "").replace(",", "")
     for width in (WRAPPED_PAGE_WIDTH + 10, 60, 72, 90):
@@ -3224,11 +3224,10 @@ def test_single_spaced_drops_one_line_break_a_blank_line(
     """``single_spaced``: a Doc of the same tokens, each whitespace token of two line
     breaks or more one line break shorter, where the text is double-spaced; the Doc
     itself where it is not."""
-    from spacy_attnseg.sentences import LINE_BREAK, double_spaced, single_spaced
+    from spacy_attnseg.sentences import LINE_BREAK, single_spaced
 
-    nlp = spacy.blank("en")
     text = blank.join(textwrap.fill(" ".join(words), width).split("\n"))
-    doc = nlp(text)
+    doc = EN(text)
     view = single_spaced(doc)
     if not double_spaced(text):
         assert view is doc
@@ -3248,16 +3247,14 @@ def test_a_double_spaced_page_has_the_paragraphs_of_its_text() -> None:
     manuscript's paragraphs, marked by an indented first line, or by a short last line,
     open where they open in the same page without its blank lines (not only the first,
     as when no blank line of the page was a paragraph break)."""
-    nlp = spacy.blank("en")
     for indent in ("    ", ""):
         single = "\n".join(textwrap.fill(p, 60, initial_indent=indent) for p in MILL)
         double = single.replace("\n", "\n\n")
         assert double_spaced(double)
-        a, b = nlp(single), nlp(double)
+        a, b = EN(single), EN(double)
         assert [t.text.strip() for t in a] == [t.text.strip() for t in b]
-        starts = [0] + [
-            t.i for t in a[1:] if not t.is_space and a[t.i - 1 - a[t.i - 1].is_space].text == "."
-        ]
+        words = [t for t in a if not t.is_space]  # (a sentence starts after each ".")
+        starts = [0] + [word.i for before, word in itertools.pairwise(words) if before.text == "."]
         want = paragraph_starts(a, starts)
         assert want.tolist().count(True) == len(MILL)
         assert paragraph_starts(b, starts).tolist() == want.tolist()
