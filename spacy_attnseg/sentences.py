@@ -388,9 +388,8 @@ def wrapped_page(lines: Sequence["re.Match[str]"]) -> bool:
     hard-wrapped page's by their shape alone, whatever the case of their words (where
     a line opening in lower case says nothing): at least ``WRAPPED_PAGE_LINES`` of
     them, ``WRAPPED_PAGE_WIDTH`` characters wide or more (``text_width``), more than
-    ``WRAPPED_PAGE_SHARE`` of those above another cut a sentence (a line of
-    ``MIN_WRAP_WIDTH`` characters or more that ends neither a paragraph nor with a
-    colon), and read one below another they are hard-wrapped (``hard_wrapped``). A list
+    ``WRAPPED_PAGE_SHARE`` of those above another cut a sentence (``cuts_sentence``),
+    and read one below another they are hard-wrapped (``hard_wrapped``). A list
     of short items between blank lines is not: its lines could take the next line's
     first word."""
     if len(lines) < WRAPPED_PAGE_LINES:
@@ -398,10 +397,7 @@ def wrapped_page(lines: Sequence["re.Match[str]"]) -> bool:
     words = [QUOTE_PREFIX.sub("", line.group(2)).strip() for line in lines]
     if text_width([len(line) for line in words]) < WRAPPED_PAGE_WIDTH:
         return False
-    cut = sum(
-        len(line) >= MIN_WRAP_WIDTH and not PARAGRAPH_END.search(line) and not line.endswith(":")
-        for line in words[:-1]
-    )
+    cut = sum(map(cuts_sentence, words[:-1]))
     if cut <= WRAPPED_PAGE_SHARE * (len(words) - 1):
         return False
     return hard_wrapped("\n".join(line.group(2) for line in lines))
@@ -871,17 +867,22 @@ def continued_lines(doc: Doc, after: numpy.ndarray) -> numpy.ndarray:
     return out
 
 
+def cuts_sentence(line: str) -> bool:
+    """Whether the line ``line`` (stripped, without its quotation prefix) ends inside a
+    sentence as a wrapped line does: it ends neither a paragraph (``PARAGRAPH_END``) nor
+    with a colon, and is too long to be an item of a list (``MIN_WRAP_WIDTH`` characters
+    or more)."""
+    return len(line) >= MIN_WRAP_WIDTH and not PARAGRAPH_END.search(line) and not line.endswith(":")
+
+
 def carries_on(above: str, line: str) -> bool:
     """Whether the line ``line`` (its text from its first word, without a quotation
     prefix) goes on with the sentence of the line ``above`` it (stripped, without its
     prefix), in a text that opens its sentences with capitals: it opens in lower case,
-    and is neither a list item nor a link reference definition, below a line that ends
-    neither a paragraph (``PARAGRAPH_END``) nor with a colon and is too long to be an
-    item of a list (``MIN_WRAP_WIDTH`` characters or more)."""
+    and is neither a list item nor a link reference definition, below a line that cuts a
+    sentence (``cuts_sentence``)."""
     return (
-        len(above) >= MIN_WRAP_WIDTH
-        and not PARAGRAPH_END.search(above)
-        and not above.endswith(":")
+        cuts_sentence(above)
         and not LINK_DEFINITION.match(line)
         and not opens_item_line(line)
         and line.lstrip(LINE_OPENERS)[:1].islower()
