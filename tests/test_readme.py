@@ -95,7 +95,7 @@ def anchors(path: Any) -> List[str]:
     return [slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", text, re.M)]
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/results.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/results.md", "docs/reference.md"])
 def test_links_resolve(page: str) -> None:
     """Every relative link of the page names a file of the repository, and every
     #anchor a heading of its page."""
