@@ -3210,6 +3210,10 @@ def test_a_page_is_read_by_its_shape_in_text_of_any_case() -> None:
     assert not double_spaced(title + "\n\nit carried more riders than ever")
 
 
+# the words of a double-spaced page, wrapped at 60 (``test_single_spaced_...``)
+PAGE_WORDS = ("the river runs past an old mill where people once ground corn " * 4).split()
+
+
 @given(
     words=st.lists(
         st.text(alphabet="abcdefghij", min_size=1, max_size=12), min_size=1, max_size=120
@@ -3218,6 +3222,9 @@ def test_a_page_is_read_by_its_shape_in_text_of_any_case() -> None:
     blank=st.sampled_from(["\n\n", "\n \n", "\r\n\r\n", "\n\n\n"]),
 )
 @settings(max_examples=80, deadline=None)
+# a page in every run, its blank lines of one line break more or two (one stays blank)
+@example(words=PAGE_WORDS, width=60, blank="\n\n")
+@example(words=PAGE_WORDS, width=60, blank="\n\n\n")
 def test_single_spaced_drops_one_line_break_a_blank_line(
     words: List[str], width: int, blank: str
 ) -> None:
@@ -3230,6 +3237,7 @@ def test_single_spaced_drops_one_line_break_a_blank_line(
     doc = EN(text)
     view = single_spaced(doc)
     if not double_spaced(text):
+        assert words != PAGE_WORDS  # (the examples are pages)
         assert view is doc
         return
     assert len(view) == len(doc)
