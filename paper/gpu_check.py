@@ -40,14 +40,12 @@ CHUNK_MAX_TOKENS = 256
 
 def _records(doc: Any) -> Dict[str, Any]:
     """What a pipeline decided and scored on ``doc``."""
+    from spacy_attnseg.components.base import doc_scores
+
     record: Dict[str, Any] = {
         "starts": [token.i for token in doc if token.is_sent_start and token.i > 0],
         "spans": {key: [[s.start, s.end] for s in group] for key, group in doc.spans.items()},
-        "scores": {
-            key[1]: list(value)
-            for key, value in doc.user_data.items()
-            if isinstance(key, tuple) and key[0] == "attnseg_scores" and value is not None
-        },
+        "scores": doc_scores(doc),
     }
     if doc.has_extension("head_pairs"):
         pairs = doc._.head_pairs

@@ -364,6 +364,39 @@ def test_serialized_docs_keep_every_annotation(pipelines: Dict[str, Any], pipeli
 
 
 @pytest.mark.parametrize("pipeline", ["default", "attention"])
+def test_merged_docs_keep_sentences_and_segments(pipelines: Dict[str, Any], pipeline: str) -> None:
+    """``Doc.from_docs`` over processed Docs (pieces of one text through ``nlp.pipe``)
+    joins their sentences and segments at their offsets. The per-token scores belong
+    to each Doc, so spaCy leaves them out of the merged Doc with its one-line warning
+    W101, as it does spacy-transformers' ``trf_data``: never with W102, which prints
+    the whole list of scores."""
+    import warnings
+
+    nlp = pipelines[pipeline]
+    docs = [doc for doc in nlp.pipe(ROUND_TRIP_TEXTS) if len(doc)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        merged = Doc.from_docs(docs)
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if "W102" in m]
+    skipped = {m.split("'")[1] for m in messages if "W101" in m}
+    assert {"start_scores", "separator_scores"} & skipped
+    assert all(len(m) < 200 for m in messages)
+    assert merged._.start_scores is None and merged._.separator_scores is None
+    offsets = numpy.cumsum([0] + [len(doc) for doc in docs])
+    starts = [
+        offset + s.start for doc, offset in zip(docs, offsets, strict=False) for s in doc.sents
+    ]
+    assert [s.start for s in merged.sents] == starts
+    segments = [
+        (offset + s.start, offset + s.end)
+        for doc, offset in zip(docs, offsets, strict=False)
+        for s in doc.spans["attn_segments"]
+    ]
+    assert [(s.start, s.end) for s in merged.spans["attn_segments"]] == segments
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
 def test_saved_pipeline_and_processes_decide_the_same(
     pipelines: Dict[str, Any], pipeline: str, tmp_path: Path
 ) -> None:

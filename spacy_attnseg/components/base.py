@@ -13,7 +13,7 @@
 import json
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from spacy import util
 from spacy.language import Language
@@ -36,23 +36,38 @@ def _as_json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+#: The Doc extensions that ``install_score_extensions`` made, each holding one score per token.
+SCORE_EXTENSIONS: List[str] = []
+
+
 def install_score_extensions(doc_attr: str, token_attr: str) -> None:
     """A Doc extension ``doc_attr`` holding one score per token, a list of floats (None
     until a component sets it), and a Token extension ``token_attr`` reading the
     token's score from it; safe to call many times. The scores live in
-    ``doc.user_data``, so ``Doc.to_bytes``, pickle and ``DocBin(store_user_data=True)``
-    keep them, and they come back as a list whatever the serializer made of it."""
+    ``doc.user_data`` under the key spaCy gives a Doc extension's value, so
+    ``Doc.to_bytes``, pickle and ``DocBin(store_user_data=True)`` keep them (they come
+    back as a list whatever the serializer made of it), and ``Doc.from_docs``, which
+    cannot join per-Doc values, leaves them out with spaCy's one-line warning W101 (as
+    for spacy-transformers' ``trf_data``)."""
     if not Doc.has_extension(doc_attr):
         Doc.set_extension(doc_attr, getter=_DocScores(doc_attr), setter=_DocScores(doc_attr))
     if not Token.has_extension(token_attr):
         Token.set_extension(token_attr, getter=_TokenScore(doc_attr))
+    if doc_attr not in SCORE_EXTENSIONS:
+        SCORE_EXTENSIONS.append(doc_attr)
+
+
+def doc_scores(doc: Doc) -> Dict[str, List[float]]:
+    """The per-token scores the components set on ``doc``, by Doc extension name."""
+    found = {name: getattr(doc._, name) for name in SCORE_EXTENSIONS}
+    return {name: scores for name, scores in found.items() if scores is not None}
 
 
 class _DocScores:
     """Getter and setter of a Doc's per-token scores in ``doc.user_data``."""
 
     def __init__(self, doc_attr: str) -> None:
-        self.key = ("attnseg_scores", doc_attr)
+        self.key = ("._.", doc_attr, None, None)
 
     def __call__(self, doc: Doc, value: Any = _UNSET) -> Any:
         user_data: Dict[Any, Any] = doc.user_data
