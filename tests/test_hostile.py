@@ -397,6 +397,21 @@ def test_merged_docs_keep_sentences_and_segments(pipelines: Dict[str, Any], pipe
 
 
 @pytest.mark.parametrize("pipeline", ["default", "attention"])
+def test_a_span_as_a_doc_carries_no_scores_of_other_tokens(
+    pipelines: Dict[str, Any], pipeline: str
+) -> None:
+    """``Span.as_doc(copy_user_data=True)`` copies what a Doc holds per character span,
+    not per-Doc values: the new Doc's per-token scores are None, never the whole
+    Doc's list read from its first token on."""
+    doc = pipelines[pipeline](ROUND_TRIP_TEXTS[0])
+    assert doc._.start_scores is not None or doc._.separator_scores is not None
+    part = doc[6:].as_doc(copy_user_data=True)
+    assert part.text == doc[6:].text
+    assert part._.start_scores is None and part._.separator_scores is None
+    assert part[0]._.start_score is None and part[0]._.separator_score is None
+
+
+@pytest.mark.parametrize("pipeline", ["default", "attention"])
 def test_saved_pipeline_and_processes_decide_the_same(
     pipelines: Dict[str, Any], pipeline: str, tmp_path: Path
 ) -> None:

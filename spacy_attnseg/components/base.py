@@ -46,9 +46,11 @@ def install_score_extensions(doc_attr: str, token_attr: str) -> None:
     token's score from it; safe to call many times. The scores live in
     ``doc.user_data`` under the key spaCy gives a Doc extension's value, so
     ``Doc.to_bytes``, pickle and ``DocBin(store_user_data=True)`` keep them (they come
-    back as a list whatever the serializer made of it), and ``Doc.from_docs``, which
-    cannot join per-Doc values, leaves them out with spaCy's one-line warning W101 (as
-    for spacy-transformers' ``trf_data``)."""
+    back as a list whatever the serializer made of it). ``Doc.from_docs`` leaves them
+    out with spaCy's one-line warning W101 (as for spacy-transformers' ``trf_data``),
+    and ``Span.as_doc(copy_user_data=True)`` leaves them out too: neither can cut or
+    join a per-Doc list, and a copied one would give the new Doc's tokens the scores
+    of others."""
     if not Doc.has_extension(doc_attr):
         Doc.set_extension(doc_attr, getter=_DocScores(doc_attr), setter=_DocScores(doc_attr))
     if not Token.has_extension(token_attr):
