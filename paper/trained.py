@@ -111,11 +111,14 @@ def evaluate(
     batch_size: int,
     threads: int,
     variants: str = "punctuation",
+    notes: Sequence[str] = (),
 ) -> Dict[str, Any]:
     """Score every pipeline (``NAME=PATH``, or a shipped name alone) and splitter on every
     variant of ``test`` that ``variants`` names (``VARIANT_SETS``: with and without
     punctuation, by paragraphs, with footnote markers glued); write ``OUT.json`` and
-    ``OUT.md``; return the JSON payload."""
+    ``OUT.md``, the table followed by the protocol's notes and ``notes`` (what the run
+    was, e.g. where each pipeline's weights came from), each a bullet; return the JSON
+    payload."""
     import torch
 
     from spacy_attnseg.loading import load_pipeline
@@ -143,20 +146,28 @@ def evaluate(
         "whitespace-insensitive, document start not counted)"
     )
     machine = f"{platform.machine()}, {threads} PyTorch threads, CPU"
-    notes = [
+    run_notes = [f"- {text}" for text in notes]
+    all_notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
         note,
         "- Trained pipelines saw no EWT test data (scripts/make_boundary_data.py); "
         "attn_senter's thresholds (documents with / without sentence-final punctuation; "
         "starts without it in documents that mostly have it) were chosen on the held-out "
         "EWT dev part (scripts/train_boundaries.py).",
+        *run_notes,
     ]
     out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"title": title, "test": str(test), "machine": machine, "rows": rows}
+    payload = {
+        "title": title,
+        "test": str(test),
+        "machine": machine,
+        "rows": rows,
+        "notes": run_notes,
+    }
     Path(f"{out}.json").write_text(
         json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf8"
     )
-    Path(f"{out}.md").write_text(markdown(rows, title, notes), encoding="utf8")
+    Path(f"{out}.md").write_text(markdown(rows, title, all_notes), encoding="utf8")
     return payload
 
 

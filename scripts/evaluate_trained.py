@@ -47,6 +47,13 @@ def main(argv: List[str] | None = None) -> int:
         help="the variants of the documents scored (paper.trained.VARIANT_SETS): with and "
         "without punctuation; laid out by their paragraphs; with footnote markers glued",
     )
+    parser.add_argument(
+        "--note",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a line about the run, written under the table (repeatable)",
+    )
     args = parser.parse_args(argv)
     evaluate(
         args.pipeline,
@@ -56,6 +63,7 @@ def main(argv: List[str] | None = None) -> int:
         batch_size=args.batch_size,
         threads=args.threads,
         variants=args.variants,
+        notes=args.note,
     )
     print(Path(f"{args.out}.md").read_text(encoding="utf8"))
     return 0

@@ -81,6 +81,43 @@ def tiny_path(tmp_path: Path) -> Path:
     return path
 
 
+def test_evaluate_trained_scores_every_pipeline_and_splitter(
+    tiny_path: Path, tmp_path: Path
+) -> None:
+    """``paper.trained.evaluate`` (``scripts/evaluate_trained.py``): a row per pipeline and
+    splitter in every variant, a pipeline's row the score of that pipeline's own
+    sentence starts, and the run's notes under the table and in the JSON."""
+    from paper.evaluation import VARIANTS, read_conllu_variants
+    from paper.trained import evaluate
+    from spacy_attnseg import load_pipeline
+
+    out = tmp_path / "trained"
+    payload = evaluate(
+        ["attention"],
+        tiny_path,
+        out,
+        splitters=["sentencizer"],
+        batch_size=4,
+        threads=1,
+        notes=["The weights of this run."],
+    )
+    rows = payload["rows"]
+    assert [(r["system"], r["variant"]) for r in rows] == [
+        (system, variant) for system in ("attention", "sentencizer") for variant in VARIANTS
+    ]
+    nlp = load_pipeline("attention")
+    for variant, docs in read_conllu_variants(tiny_path).items():
+        predicted = [[s.start_char for s in nlp(doc.text).sents] for doc in docs]
+        expected = score_boundaries(docs, predicted).to_dict()
+        (row,) = [r for r in rows if r["system"] == "attention" and r["variant"] == variant]
+        assert [row[key] for key in "prf"] == [expected[key] for key in "prf"]
+    table = Path(f"{out}.md").read_text(encoding="utf8")
+    assert table.rstrip().endswith("\n- The weights of this run.")
+    assert table.count("| attention |") == len(VARIANTS)
+    assert json.loads(Path(f"{out}.json").read_text(encoding="utf8")) == payload
+    assert payload["notes"] == ["- The weights of this run."]
+
+
 def test_read_conllu_documents_raw(tiny_path: Path) -> None:
     docs = read_conllu_documents(tiny_path)
     assert len(docs) == 2
