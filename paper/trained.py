@@ -146,7 +146,6 @@ def evaluate(
         "whitespace-insensitive, document start not counted)"
     )
     machine = f"{platform.machine()}, {threads} PyTorch threads, CPU"
-    run_notes = [f"- {text}" for text in notes]
     all_notes = [
         f"- Speed: documents per second on {machine}; training time from training.json.",
         note,
@@ -154,7 +153,7 @@ def evaluate(
         "attn_senter's thresholds (documents with / without sentence-final punctuation; "
         "starts without it in documents that mostly have it) were chosen on the held-out "
         "EWT dev part (scripts/train_boundaries.py).",
-        *run_notes,
+        *(f"- {text}" for text in notes),
     ]
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -162,7 +161,7 @@ def evaluate(
         "test": str(test),
         "machine": machine,
         "rows": rows,
-        "notes": run_notes,
+        "notes": list(notes),
     }
     Path(f"{out}.json").write_text(
         json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf8"

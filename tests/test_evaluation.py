@@ -115,7 +115,7 @@ def test_evaluate_trained_scores_every_pipeline_and_splitter(
     assert table.rstrip().endswith("\n- The weights of this run.")
     assert table.count("| attention |") == len(VARIANTS)
     assert json.loads(Path(f"{out}.json").read_text(encoding="utf8")) == payload
-    assert payload["notes"] == ["- The weights of this run."]
+    assert payload["notes"] == ["The weights of this run."]
 
 
 def test_read_conllu_documents_raw(tiny_path: Path) -> None:
