@@ -71,24 +71,30 @@ class _DocScores:
     def __init__(self, doc_attr: str) -> None:
         self.key = ("._.", doc_attr, None, None)
 
-    def __call__(self, doc: Doc, value: Any = _UNSET) -> Any:
+    def stored(self, doc: Doc) -> Optional[Sequence[float]]:
+        """The scores as ``doc.user_data`` holds them (not copied), or None."""
         user_data: Dict[Any, Any] = doc.user_data
+        return user_data.get(self.key)
+
+    def __call__(self, doc: Doc, value: Any = _UNSET) -> Any:
         if value is _UNSET:
-            stored = user_data.get(self.key)
+            stored = self.stored(doc)
             return None if stored is None else list(stored)
+        user_data: Dict[Any, Any] = doc.user_data
         user_data[self.key] = None if value is None else [float(x) for x in value]
         return None
 
 
 class _TokenScore:
-    """The getter of a token's score from its Doc's per-token scores."""
+    """The getter of a token's score from its Doc's per-token scores, read in place (a
+    copy of the Doc's list per token would make a pass over the tokens quadratic)."""
 
     def __init__(self, doc_attr: str) -> None:
-        self.doc_attr = doc_attr
+        self.scores = _DocScores(doc_attr)
 
     def __call__(self, token: Token) -> Any:
-        scores = getattr(token.doc._, self.doc_attr)
-        return None if scores is None else scores[token.i]
+        stored = self.scores.stored(token.doc)
+        return None if stored is None else stored[token.i]
 
 
 def find_transformer(nlp: Language, transformer: str, component: str) -> Any:
