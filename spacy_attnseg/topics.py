@@ -11,8 +11,9 @@ of the sentences (or paragraphs) -> segments within the size limits.
    group's vectors (``tie_repeats``). A unit of
    segmentation is a sentence or, where the text has paragraph breaks
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors;
-   in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, its sentences, with segments
-   starting only where paragraphs do); a
+   in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, or one held mostly by long
+   ones (``LONG_SHARE``), its sentences, with segments starting only where paragraphs do
+   or inside a long one); a
    sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
    punctuation that a pipeline reads as one sentence) is read as pieces of at most
    ``piece_tokens`` (``long_sentence_pieces``), each a sentence to what follows.
@@ -111,6 +112,14 @@ FEW_PARAGRAPHS = 5
 # paragraph's sentences as units (a text below a title line came out whole, one unit
 # after the title, with ``n_segments`` 10).
 LONG_PARAGRAPH = 20
+# and a text whose paragraphs of LONG_PARAGRAPH sentences or more hold LONG_SHARE of its
+# sentences or more is partitioned as one of few paragraphs, whatever their number: most
+# of it has no breaks to say where its topics change (a page whose front matter kept its
+# blank lines and whose body lost them: WikiText pieces below five short paragraphs, Pk
+# 0.419 -> 0.053 on the tuning half). Chosen on the tuning halves: a half and a third
+# change no document of the sets with paragraphs but the hard-wrapped articles (where
+# layout rules miss breaks), which a third moved 0.2972 -> 0.2959 and 0.2956 -> 0.2912
+LONG_SHARE = 1 / 3
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
 # tuning half's WikiText pieces without punctuation (``spacy project run tune-pieces``:
@@ -832,9 +841,10 @@ def segment(
         paragraph, segments start only at paragraphs (``min_sents`` then does not apply:
         a segment holds at least one whole paragraph), except where the size limits
         split a paragraph. The paragraphs are the units, but with fewer than
-        ``FEW_PARAGRAPHS`` of them the partition's units are the sentences (and its
-        price ``penalty``'s), cut only where paragraphs start or at any sentence of a
-        paragraph of ``LONG_PARAGRAPH`` sentences or more (``min_sents`` applies then).
+        ``FEW_PARAGRAPHS`` of them, or where paragraphs of ``LONG_PARAGRAPH`` sentences
+        or more hold ``LONG_SHARE`` of the sentences, the partition's units are the
+        sentences (and its price ``penalty``'s), cut only where paragraphs start or at
+        any sentence of such a long paragraph (``min_sents`` applies then).
         TextTiling and ``n_segments`` read such a paragraph's sentences as units.
     headings: per sentence, whether it heads what follows (``sentences.heading_sentences``):
         a boundary right after headings moves before them (``before_headings``), and
@@ -895,11 +905,14 @@ def segment(
         paragraph_start = numpy.diff(numpy.asarray(paragraphs), prepend=-1) != 0
         paragraph_first = unit_first & (paragraph_start | forced)
         partitioned = method == "partition" and n_segments <= 0
-        few = partitioned and int(paragraph_first.sum()) < FEW_PARAGRAPHS
+        in_long = long_paragraph_sentences(paragraph_start)
+        few = partitioned and (
+            int(paragraph_first.sum()) < FEW_PARAGRAPHS or in_long.mean() >= LONG_SHARE
+        )
         # a long paragraph's sentences: where a segment may start among few paragraphs,
         # units of their own for TextTiling and a number of segments (none for the
         # partition of more paragraphs)
-        long = unit_first & long_paragraph_sentences(paragraph_start)
+        long = unit_first & in_long
         if partitioned and not few:
             long[:] = False
         if not long.any():

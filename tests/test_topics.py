@@ -594,6 +594,42 @@ def test_a_text_below_a_title_is_cut_where_its_topics_change(
     assert len(default_nlp(text).spans["attn_segments"]) == 1
 
 
+#: Five short paragraphs of a newsletter's front matter, two sentences each.
+FRONT_MATTER = [
+    "Welcome to this week's digest of stories from around the world. It is our tenth issue.",
+    "Our editors picked the pieces below from many sources. Some are long and some are short.",
+    "Each story is printed as it first appeared. We changed nothing but the spelling.",
+    "We hope you enjoy reading them as much as we did. Tell your friends about us.",
+    "Letters to the editor are always welcome. Write to the address on the back page.",
+]
+
+
+def test_a_text_that_lost_its_breaks_below_front_matter_is_cut_where_its_topics_change(
+    default_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three EWT documents of other topics run together as one paragraph below five short
+    paragraphs (a page whose front matter kept its blank lines and whose body lost
+    them): the body is cut where each document begins, at most once more. Its one
+    paragraph holds ``LONG_SHARE`` of the sentences or more, so the text is partitioned
+    by its sentences, as one of fewer than ``FEW_PARAGRAPHS`` paragraphs is; with its
+    paragraphs as the units, the body was one unit and no segment started inside it."""
+    posts = [" ".join(one_paragraph_posts()[k]) for k in (0, 1, 3)]
+    front = "".join(f"{paragraph}\n\n" for paragraph in FRONT_MATTER)
+    text = front + " ".join(posts)
+    changes = [len(front) + len(" ".join(posts[:k])) + 1 for k in (1, 2)]
+    doc = default_nlp(text)
+    in_body = [sent.start_char >= len(front) for sent in doc.sents]
+    assert sum(in_body) >= topics.LONG_PARAGRAPH
+    assert numpy.mean(in_body) >= topics.LONG_SHARE
+    starts = [span.start_char for span in doc.spans["attn_segments"]]
+    body = [start for start in starts if start > len(front)]
+    assert set(changes) <= set(body) and len(body) <= len(changes) + 1, starts
+    monkeypatch.setattr(topics, "LONG_SHARE", 2.0)
+    doc = default_nlp(text)
+    starts = [span.start_char for span in doc.spans["attn_segments"]]
+    assert max(starts) <= len(front), starts
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(0, 2**16),
@@ -605,7 +641,8 @@ def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones(
 ) -> None:
     """Segments start where paragraphs do, or at any sentence of one of
     ``LONG_PARAGRAPH`` sentences or more: the partition's among fewer than
-    ``FEW_PARAGRAPHS`` paragraphs, TextTiling's and ``n_segments``' among any number.
+    ``FEW_PARAGRAPHS`` paragraphs or where long ones hold ``LONG_SHARE`` of the
+    sentences, TextTiling's and ``n_segments``' among any number.
     There, where each paragraph is either that long or one sentence and one is long, the
     text is cut as its sentences without paragraphs would be."""
     means = numpy.random.default_rng(seed).normal(size=(sum(sizes), 8))
@@ -616,7 +653,7 @@ def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones(
         long.tolist() == numpy.repeat(numpy.array(sizes) >= topics.LONG_PARAGRAPH, sizes).tolist()
     )
     starts, _ = topics.segment(means, paragraphs=paragraphs, **method)
-    inside = bool(method) or len(sizes) < topics.FEW_PARAGRAPHS
+    inside = bool(method) or len(sizes) < topics.FEW_PARAGRAPHS or long.mean() >= topics.LONG_SHARE
     assert all(first[s] or (inside and long[s]) for s in starts), (starts, sizes)
     if inside and long.any() and all(n == 1 or n >= topics.LONG_PARAGRAPH for n in sizes):
         assert starts == topics.segment(means, **method)[0]
