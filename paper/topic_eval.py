@@ -41,7 +41,9 @@ half, four more that no setting is chosen on:
   (``subtitle_cues``), and as a page printed double-spaced, a blank line below every
   line (``double_spaced_page``); ``WikiText pieces, under a title`` (``TITLED_PIECES``),
   the pieces below a title line and a blank line (``titled``: one long paragraph of
-  many topics); and ``WikiText pieces, meeting transcript``
+  many topics); ``WikiText pieces, below front matter`` (``FRONT_PIECES``), the same
+  paragraph below five short ones (``below_front_matter``: a page whose front matter
+  kept its blank lines and whose body lost them); and ``WikiText pieces, meeting transcript``
   (``TRANSCRIPT_PIECES``), the same pieces as a speech recognizer writes a meeting,
   speakers' turns on lines of their own with listeners' backchannels between them
   (``meeting_transcript``), ``WikiText pieces, interview`` (``INTERVIEW_PIECES``),
@@ -384,6 +386,26 @@ def titled(doc: TopicDocument, title: str = PIECES_TITLE) -> TopicDocument:
     starts at the title, the others at the same words."""
     head = f"{title}\n\n"
     return TopicDocument(head + doc.text, [0, *(s + len(head) for s in doc.starts if s > 0)])
+
+
+FRONT_PIECES = "WikiText pieces, below front matter"
+#: A newsletter's front matter: five short paragraphs of two sentences each.
+FRONT_MATTER = (
+    "Welcome to this week's digest of stories from around the world. It is our tenth issue.",
+    "Our editors picked the pieces below from many sources. Some are long and some are short.",
+    "Each story is printed as it first appeared. We changed nothing but the spelling.",
+    "We hope you enjoy reading them as much as we did. Tell your friends about us.",
+    "Letters to the editor are always welcome. Write to the address on the back page.",
+)
+
+
+def below_front_matter(doc: TopicDocument, front: Sequence[str] = FRONT_MATTER) -> TopicDocument:
+    """``doc`` as one paragraph below the paragraphs ``front``, each followed by a blank
+    line (a page whose front matter kept its blank lines and whose body lost them); the
+    front matter is a reference segment of its own, and the others start at the same
+    words."""
+    head = "".join(f"{paragraph}\n\n" for paragraph in front)
+    return TopicDocument(head + doc.text, [0, *(s + len(head) for s in doc.starts)])
 
 
 def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
@@ -745,8 +767,9 @@ def evaluate(
     ``only``: the names of the sets to score (all where empty; an unknown name raises
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
-    ``DOUBLE_PIECES``, ``TITLED_PIECES``, ``TRANSCRIPT_PIECES``, ``INTERVIEW_PIECES``,
-    ``HEADED_PIECES`` and ``CHAT_PIECES`` are scored only when named). Writes
+    ``DOUBLE_PIECES``, ``TITLED_PIECES``, ``FRONT_PIECES``, ``TRANSCRIPT_PIECES``,
+    ``INTERVIEW_PIECES``, ``HEADED_PIECES`` and ``CHAT_PIECES`` are scored only when
+    named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -777,6 +800,7 @@ def evaluate(
                 double_spaced_page(doc) for doc in wikipieces_docs(half, n_synthetic)
             ],
             TITLED_PIECES: lambda: list(map(titled, wikipieces_docs(half, n_synthetic))),
+            FRONT_PIECES: lambda: list(map(below_front_matter, wikipieces_docs(half, n_synthetic))),
             TRANSCRIPT_PIECES: lambda: [
                 meeting_transcript(doc, seed)
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
@@ -805,7 +829,14 @@ def evaluate(
     unknown = sorted(set(only) - set(sets))
     if unknown:
         raise UnknownSets(f"unknown sets {unknown}: choose from {sorted(sets)}")
-    layouts = {WRAPPED_PARAGRAPHS, INDENTED_PARAGRAPHS, CUE_PIECES, DOUBLE_PIECES, TITLED_PIECES}
+    layouts = {
+        WRAPPED_PARAGRAPHS,
+        INDENTED_PARAGRAPHS,
+        CUE_PIECES,
+        DOUBLE_PIECES,
+        TITLED_PIECES,
+        FRONT_PIECES,
+    }
     transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES, CHAT_PIECES}
     only_when_named = set() if own_sets else layouts | transcripts
     if tune and not own_sets:

@@ -784,6 +784,22 @@ def test_titled_pieces_keep_the_pieces() -> None:
         assert [page.text[s:].split()[0] for s in page.starts[1:]] == firsts
 
 
+def test_pieces_below_front_matter_keep_the_pieces() -> None:
+    """``below_front_matter``: the WikiText pieces as one paragraph below five short
+    paragraphs, each followed by a blank line; the front matter is a reference segment
+    of its own, and the others start at the same words."""
+    from paper.topic_eval import FRONT_MATTER, below_front_matter, wikipieces_docs
+
+    for doc in wikipieces_docs("report", 3):
+        page = below_front_matter(doc)
+        head = "\n\n".join(FRONT_MATTER) + "\n\n"
+        assert page.text == head + doc.text
+        assert page.starts == [0] + [len(head) + s for s in doc.starts]
+        assert [page.text[s:].split()[0] for s in page.starts[1:]] == [
+            doc.text[s:].split()[0] for s in doc.starts
+        ]
+
+
 @pytest.mark.parametrize("interview", [False, True])
 def test_a_meeting_transcript_keeps_the_pieces(interview: bool) -> None:
     """``meeting_transcript``: the WikiText pieces' sentences, lower case without

@@ -594,16 +594,6 @@ def test_a_text_below_a_title_is_cut_where_its_topics_change(
     assert len(default_nlp(text).spans["attn_segments"]) == 1
 
 
-#: Five short paragraphs of a newsletter's front matter, two sentences each.
-FRONT_MATTER = [
-    "Welcome to this week's digest of stories from around the world. It is our tenth issue.",
-    "Our editors picked the pieces below from many sources. Some are long and some are short.",
-    "Each story is printed as it first appeared. We changed nothing but the spelling.",
-    "We hope you enjoy reading them as much as we did. Tell your friends about us.",
-    "Letters to the editor are always welcome. Write to the address on the back page.",
-]
-
-
 def test_a_text_that_lost_its_breaks_below_front_matter_is_cut_where_its_topics_change(
     default_nlp: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -613,6 +603,8 @@ def test_a_text_that_lost_its_breaks_below_front_matter_is_cut_where_its_topics_
     paragraph holds ``LONG_SHARE`` of the sentences or more, so the text is partitioned
     by its sentences, as one of fewer than ``FEW_PARAGRAPHS`` paragraphs is; with its
     paragraphs as the units, the body was one unit and no segment started inside it."""
+    from paper.topic_eval import FRONT_MATTER
+
     posts = [" ".join(one_paragraph_posts()[k]) for k in (0, 1, 3)]
     front = "".join(f"{paragraph}\n\n" for paragraph in FRONT_MATTER)
     text = front + " ".join(posts)
