@@ -116,9 +116,10 @@ LONG_PARAGRAPH = 20
 # sentences or more is partitioned as one of few paragraphs, whatever their number: most
 # of it has no breaks to say where its topics change (a page whose front matter kept its
 # blank lines and whose body lost them: WikiText pieces below five short paragraphs, Pk
-# 0.419 -> 0.053 on the tuning half). Chosen on the tuning halves: a half and a third
-# change no document of the sets with paragraphs but the hard-wrapped articles (where
-# layout rules miss breaks), which a third moved 0.2972 -> 0.2959 and 0.2956 -> 0.2912
+# 0.419 -> 0.053 on the tuning half). Chosen on the tuning halves' sets with paragraphs:
+# a half changes none of their documents, a third only hard-wrapped articles (where
+# layout rules miss breaks): those without indents 0.2972 -> 0.2959, indented 0.2956 ->
+# 0.2912
 LONG_SHARE = 1 / 3
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
 # read as one sentence) is read as units of at most PIECE wordpieces: PIECE chosen on the
