@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
@@ -151,7 +152,9 @@ def browser(scratch: Path) -> Any:
     """A headless Chromium driven by Selenium, or a skip saying what is missing.
 
     Its profile and the temporary folders it makes go under ``scratch``, so that no run
-    leaves them in the system's temporary folder.
+    leaves them behind. Chromium's singleton socket goes there too, and a Unix socket's
+    path holds at most 107 bytes: ``scratch`` must be a short path (pytest's ``tmp_path``,
+    a level deeper in a pytest-xdist worker, can be too long).
     """
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -195,7 +198,8 @@ def test_head_view_in_a_browser(view_doc: Any, tmp_path: Path) -> None:
     few = min((h for h, n in counts.items() if n <= max_pairs), key=lambda h: -counts[h])
     many = max(counts, key=lambda h: counts[h])
     assert counts[many] > max_pairs
-    driver = browser(tmp_path)
+    scratch = tempfile.TemporaryDirectory(prefix="attnseg-view-")
+    driver = browser(Path(scratch.name))
     try:
         driver.get(page.as_uri())
         assert driver.execute_script("return document.body.dataset.ready") == "1"
@@ -228,3 +232,4 @@ def test_head_view_in_a_browser(view_doc: Any, tmp_path: Path) -> None:
         assert driver.execute_script("return window.hacked === undefined")
     finally:
         driver.quit()
+        scratch.cleanup()
