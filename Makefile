@@ -54,8 +54,12 @@ browser:
 	    chromium chromium-driver >/dev/null; } || \
 	  echo "No headless Chromium: the head view's browser test will be skipped."
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; each test module in one of them,
+# so its fixtures load once): two for CI's two cores, one thread of torch each.
+TEST_WORKERS ?= 2
+
 test: lint browser
-	cd tests && ../$(BIN)/python -m pytest -q -p no:cacheprovider .
+	cd tests && ../$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile .
 
 clean:
 	rm -rf $(VENV) build *.egg-info

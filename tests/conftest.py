@@ -42,7 +42,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-torch.set_num_threads(2)
+# under pytest-xdist each worker has a core of its own
+torch.set_num_threads(1 if os.environ.get("PYTEST_XDIST_WORKER") else 2)
 
 REPO = Path(__file__).resolve().parents[1]
 # The reproduction kit (paper/) is not installed; the package under test is the installed
