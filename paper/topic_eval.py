@@ -52,6 +52,10 @@ half, four more that no setting is chosen on:
   service exports a transcript, the speaker's name and the time on a line above each
   turn (``headed_transcript``), and ``WikiText pieces, chat`` (``CHAT_PIECES``), the
   same without blank lines between the turns;
+* ``WikiText pieces, each a paragraph`` and ``synthetic, each piece a paragraph``
+  (``PARAGRAPH_PIECES``, ``PARAGRAPH_SYNTHETIC``), scored only when named, on either
+  half: the two sets of pieces with a blank line between the pieces, as a digest or a
+  page of abstracts is written;
 * report only, of another kind (``paper.pydocs``), text that no setting is chosen on:
   ``Python docs pieces``, documents of 3-11-sentence pieces of different pages of
   Python's documentation, and ``Python docs sections`` (``, paragraphs``: with blank
@@ -198,15 +202,19 @@ def article_sentences(half: str) -> List[List[str]]:
 
 
 def wikipieces_docs(
-    half: str, n_docs: int, form: Optional[Callable[[str], str]] = None
+    half: str,
+    n_docs: int,
+    form: Optional[Callable[[str], str]] = None,
+    separator: str = " ",
 ) -> List[TopicDocument]:
     """Pieces of WikiText-2 articles only (clean, punctuated prose, one register), or
     with every sentence as ``form`` writes it (``spoken``: as a speech transcript; a
-    sentence it leaves blank is left out)."""
+    sentence it leaves blank is left out); the pieces joined by ``separator`` (a blank
+    line: each piece a paragraph)."""
     texts = article_sentences(half)
     if form is not None:
         texts = [[t for t in map(form, sentences) if t] for sentences in texts]
-    return build(texts, n_docs=n_docs, seed=5 if half == "tune" else 6)
+    return build(texts, n_docs=n_docs, seed=5 if half == "tune" else 6, separator=separator)
 
 
 # WikiText's joins inside a number or word (" @-@ ", " @,@ ", " @.@ ", and a clitic
@@ -414,8 +422,17 @@ def double_spaced_page(doc: TopicDocument, width: int = 72) -> TopicDocument:
     return TopicDocument(*double_spaced(doc.text, doc.starts, width))
 
 
-def synthetic_docs(half: str, n_docs: int) -> List[TopicDocument]:
-    return build(synthetic_texts(half), n_docs=n_docs, seed=0 if half == "tune" else 1)
+def synthetic_docs(half: str, n_docs: int, separator: str = " ") -> List[TopicDocument]:
+    """The synthetic set's documents, the pieces joined by ``separator`` (a blank line:
+    each piece a paragraph)."""
+    return build(
+        synthetic_texts(half), n_docs=n_docs, seed=0 if half == "tune" else 1, separator=separator
+    )
+
+
+# the two sets of pieces with each piece a paragraph (a digest, a page of abstracts)
+PARAGRAPH_PIECES = "WikiText pieces, each a paragraph"
+PARAGRAPH_SYNTHETIC = "synthetic, each piece a paragraph"
 
 
 # the sets of short texts: whole EWT documents, each one text about one thing, and
@@ -768,8 +785,8 @@ def evaluate(
     ``UnknownSets``, which lists them; the tuning half's ``SPOKEN_PIECES`` and either
     half's ``WRAPPED_PARAGRAPHS``, ``INDENTED_PARAGRAPHS``, ``CUE_PIECES``,
     ``DOUBLE_PIECES``, ``TITLED_PIECES``, ``FRONT_PIECES``, ``TRANSCRIPT_PIECES``,
-    ``INTERVIEW_PIECES``, ``HEADED_PIECES`` and ``CHAT_PIECES`` are scored only when
-    named). Writes
+    ``INTERVIEW_PIECES``, ``HEADED_PIECES``, ``CHAT_PIECES``, ``PARAGRAPH_PIECES`` and
+    ``PARAGRAPH_SYNTHETIC`` are scored only when named). Writes
     ``OUT.json``, ``OUT.md`` and ``OUT.png`` and returns what the JSON holds.
     ``against``: config overrides (each on top of ``overrides``) of other pipelines,
     each scored beside on the same documents from its own pass (a row naming its
@@ -817,6 +834,8 @@ def evaluate(
                 headed_transcript(doc, seed, "\n")
                 for seed, doc in enumerate(wikipieces_docs(half, n_synthetic))
             ],
+            PARAGRAPH_PIECES: lambda: wikipieces_docs(half, n_synthetic, separator="\n\n"),
+            PARAGRAPH_SYNTHETIC: lambda: synthetic_docs(half, n_synthetic, "\n\n"),
         }
         if not tune:
             sets.update(
@@ -836,6 +855,8 @@ def evaluate(
         DOUBLE_PIECES,
         TITLED_PIECES,
         FRONT_PIECES,
+        PARAGRAPH_PIECES,
+        PARAGRAPH_SYNTHETIC,
     }
     transcripts = {TRANSCRIPT_PIECES, INTERVIEW_PIECES, HEADED_PIECES, CHAT_PIECES}
     only_when_named = set() if own_sets else layouts | transcripts

@@ -548,8 +548,9 @@ def test_two_paragraphs_are_cut_by_what_they_say(
     """Each of five EWT documents of 9-12 sentences, written as two paragraphs (cut at
     its middle sentence), is one segment; each two of them, one paragraph each, are cut
     exactly where the second begins. With paragraphs as the units (``FEW_PARAGRAPHS``
-    0), two paragraphs are two opposite vectors whatever they say, and each halved
-    document was cut in two."""
+    0, and ``PIECES_RATIO`` off, which reads a halved document's sentences otherwise
+    where they differ across its break), two paragraphs are two opposite vectors
+    whatever they say, and each halved document was cut in two."""
     posts = one_paragraph_posts()
     assert all(9 <= len(post) <= 12 for post in posts)
     halved = [" ".join(p[: len(p) // 2]) + "\n\n" + " ".join(p[len(p) // 2 :]) for p in posts]
@@ -562,6 +563,7 @@ def test_two_paragraphs_are_cut_by_what_they_say(
         starts = [span.start_char for span in doc.spans["attn_segments"]]
         assert starts == [0, len(first) + 2]
     monkeypatch.setattr(topics, "FEW_PARAGRAPHS", 0)
+    monkeypatch.setattr(topics, "PIECES_RATIO", float("inf"))
     for doc in default_nlp.pipe(halved):
         assert len(doc.spans["attn_segments"]) == 2
 
@@ -622,6 +624,74 @@ def test_a_text_that_lost_its_breaks_below_front_matter_is_cut_where_its_topics_
     assert max(starts) <= len(front), starts
 
 
+def test_pieces_each_a_paragraph_are_cut_where_each_begins(
+    default_nlp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten pieces of different WikiText-2 articles, each a paragraph (a digest, a page of
+    abstracts): a segment starts where each piece does, and nowhere else. Each
+    paragraph is a topic of its own, so their sentences differ far more across a
+    paragraph start than within one (``separate_paragraphs``), and the text is
+    partitioned by its sentences; with the paragraphs as the units, the median step
+    between them was a boundary's own and no boundary paid for itself (one segment)."""
+    from paper.topic_eval import wikipieces_docs
+
+    pieces = wikipieces_docs("tune", 4, separator="\n\n")[3]
+    doc = default_nlp(pieces.text)
+
+    def starts() -> List[int]:
+        return [
+            span.start_char + len(span.text) - len(span.text.lstrip())
+            for span in doc.spans["attn_segments"]
+        ]
+
+    assert starts() == pieces.starts
+    monkeypatch.setattr(topics, "PIECES_RATIO", float("inf"))
+    doc = default_nlp(pieces.text)
+    assert starts() == [0]
+
+
+def test_separate_paragraphs_compares_the_steps_across_and_within() -> None:
+    """``separate_paragraphs`` against the medians computed here step by step: half the
+    squared distance between neighbouring rows, those across a paragraph start against
+    those within one, equal neighbours left out, at least ``MIN_WITHIN`` within."""
+    rng = numpy.random.default_rng(7)
+    topics_of = rng.normal(size=(4, 16))
+    sizes = [6, 5, 4, 6]
+    rows = numpy.concatenate(
+        [topics_of[k] + 0.3 * rng.normal(size=(n, 16)) for k, n in enumerate(sizes)]
+    )
+    rows /= numpy.linalg.norm(rows, axis=1, keepdims=True)
+    first = numpy.zeros(len(rows), dtype=bool)
+    first[numpy.cumsum([0, *sizes[:-1]])] = True
+
+    def by_hand(rows: numpy.ndarray, first: numpy.ndarray) -> bool:
+        across, within = [], []
+        for i in range(1, len(rows)):
+            step = float(sum((a - b) ** 2 for a, b in zip(rows[i], rows[i - 1], strict=True))) / 2
+            if step > 0:
+                (across if first[i] else within).append(step)
+        if len(within) < topics.MIN_WITHIN or not across:
+            return False
+        return float(numpy.median(across)) >= topics.PIECES_RATIO * float(numpy.median(within))
+
+    assert by_hand(rows, first) and topics.separate_paragraphs(rows, first)
+    mixed = rng.permutation(rows)  # (the same rows, no topic kept to a paragraph)
+    assert topics.separate_paragraphs(mixed, first) == by_hand(mixed, first)
+    assert not topics.separate_paragraphs(rows[:1], first[:1])  # (no step at all)
+    one_each = numpy.ones(len(rows), dtype=bool)  # (no step within a paragraph)
+    assert not topics.separate_paragraphs(rows, one_each)
+    few = numpy.zeros(len(rows), dtype=bool)
+    few[[0, len(rows) - topics.MIN_WITHIN + 1]] = True  # (one step fewer within than needed)
+    few[1 : len(rows) - topics.MIN_WITHIN] = True
+    assert not by_hand(rows, few) and not topics.separate_paragraphs(rows, few)
+    repeated = rows.copy()
+    repeated[1:3] = repeated[0]  # (equal neighbours count in neither)
+    assert topics.separate_paragraphs(repeated, first) == by_hand(repeated, first)
+    for seed in range(20):
+        noise = numpy.random.default_rng(seed).normal(size=rows.shape)
+        assert topics.separate_paragraphs(noise, first) == by_hand(noise, first)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(0, 2**16),
@@ -633,8 +703,9 @@ def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones(
 ) -> None:
     """Segments start where paragraphs do, or at any sentence of one of
     ``LONG_PARAGRAPH`` sentences or more: the partition's among fewer than
-    ``FEW_PARAGRAPHS`` paragraphs or where long ones hold ``LONG_SHARE`` of the
-    sentences, TextTiling's and ``n_segments``' among any number.
+    ``FEW_PARAGRAPHS`` paragraphs, where long ones hold ``LONG_SHARE`` of the
+    sentences or where the paragraphs read as pieces of unrelated texts
+    (``separate_paragraphs``), TextTiling's and ``n_segments``' among any number.
     There, where each paragraph is either that long or one sentence and one is long, the
     text is cut as its sentences without paragraphs would be."""
     means = numpy.random.default_rng(seed).normal(size=(sum(sizes), 8))
@@ -645,7 +716,13 @@ def test_paragraphs_are_cut_at_their_starts_or_inside_long_ones(
         long.tolist() == numpy.repeat(numpy.array(sizes) >= topics.LONG_PARAGRAPH, sizes).tolist()
     )
     starts, _ = topics.segment(means, paragraphs=paragraphs, **method)
-    inside = bool(method) or len(sizes) < topics.FEW_PARAGRAPHS or long.mean() >= topics.LONG_SHARE
+    pieces = topics.separate_paragraphs(topics.unit_vectors(means, standardise=True), first)
+    inside = (
+        bool(method)
+        or len(sizes) < topics.FEW_PARAGRAPHS
+        or long.mean() >= topics.LONG_SHARE
+        or pieces
+    )
     assert all(first[s] or (inside and long[s]) for s in starts), (starts, sizes)
     if inside and long.any() and all(n == 1 or n >= topics.LONG_PARAGRAPH for n in sizes):
         assert starts == topics.segment(means, **method)[0]
