@@ -198,11 +198,10 @@ def separate_paragraphs(vectors: numpy.ndarray, paragraph_first: Any) -> bool:
     whether it opens one) is ``PIECES_RATIO`` times the median within paragraphs or
     more, over ``MIN_WITHIN`` steps within paragraphs or more. Equal neighbours (a
     repeated sentence, ``tie_repeats``) count in neither."""
-    v = numpy.asarray(vectors, dtype="float64")
     first = numpy.asarray(paragraph_first, dtype=bool)
-    if len(v) < 2 or len(first) != len(v):
+    if len(vectors) < 2 or len(first) != len(vectors):
         return False
-    steps = ((v[1:] - v[:-1]) ** 2).sum(axis=1) / 2
+    steps = neighbour_steps(vectors)
     across = first[1:]
     differ = steps > 0
     within = steps[differ & ~across]
@@ -752,12 +751,19 @@ def long_sentence_pieces(
     return units
 
 
+def neighbour_steps(vectors: numpy.ndarray) -> numpy.ndarray:
+    """Half the squared distance between each row of ``vectors`` and the next
+    (``len(vectors) - 1`` of them, float64)."""
+    v = numpy.asarray(vectors, dtype="float64")
+    return ((v[1:] - v[:-1]) ** 2).sum(axis=1) / 2
+
+
 def step_noise(vectors: numpy.ndarray) -> float:
     """Median, over neighbouring rows of ``vectors`` that differ, of half their squared
-    distance (1.0 where no two neighbours differ, at least 1e-6). Equal neighbours (a
-    repeated sentence, ``tie_repeats``) say nothing about how much sentences vary."""
-    v = numpy.asarray(vectors, dtype="float64")
-    steps = ((v[1:] - v[:-1]) ** 2).sum(axis=1) / 2
+    distance (``neighbour_steps``; 1.0 where no two neighbours differ, at least 1e-6).
+    Equal neighbours (a repeated sentence, ``tie_repeats``) say nothing about how much
+    sentences vary."""
+    steps = neighbour_steps(vectors)
     steps = steps[steps > 0]
     if len(steps) == 0:
         return 1.0
