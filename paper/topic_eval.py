@@ -583,6 +583,16 @@ def fig5_pipeline() -> Any:
     return nlp
 
 
+def bar(label: str, step: str, total: int) -> Dict[str, Any]:
+    """tqdm's settings for one step over a set's documents, on stderr."""
+    return {
+        "desc": f"{label}: {step}" if label else step,
+        "total": total,
+        "unit": "doc",
+        "file": sys.stderr,
+    }
+
+
 def run(
     nlp: Any,
     fig5: Any,
@@ -592,8 +602,10 @@ def run(
     penalties: Sequence[float] = (),
     drifts: Sequence[float] = (),
     variants: Optional[Dict[str, Any]] = None,
+    label: str = "",
 ) -> Dict[str, Any]:
-    """Score ``attn_segmenter`` and the peers on ``docs``; each of ``variants`` (row name:
+    """Score ``attn_segmenter`` and the peers on ``docs`` (``label``: the set's name, on
+    the progress bars); each of ``variants`` (row name:
     another pipeline, e.g. the same with other settings) adds a row of its own pass's
     segments, compared with ``attn_segmenter``'s on the same documents. Each of ``penalties`` (with
     each of ``drifts``, where given) adds a row: the component's segments with that
@@ -661,7 +673,8 @@ def run(
     component.unit_starts = recorded_units
     try:
         t0 = time.perf_counter()
-        parsed = list(nlp.pipe(texts, batch_size=4))
+        passed = nlp.pipe(texts, batch_size=4)
+        parsed = list(tqdm(passed, **bar(label, "attn_segmenter", len(texts))))
         seconds["attn_segmenter"] = time.perf_counter() - t0
     finally:
         topics.segment = segment  # type: ignore[assignment]
@@ -675,9 +688,11 @@ def run(
     other_docs: Dict[str, List[Any]] = {}
     for name, (other, _, batch_size) in others.items():
         t0 = time.perf_counter()
-        other_docs[name] = list(other.pipe(texts, batch_size=batch_size))
+        passed = other.pipe(texts, batch_size=batch_size)
+        other_docs[name] = list(tqdm(passed, **bar(label, name, len(texts))))
         seconds[name] = time.perf_counter() - t0
-    for i, (gold, doc) in enumerate(tqdm(list(zip(docs, parsed, strict=True)), file=sys.stderr)):
+    pairs = list(zip(docs, parsed, strict=True))
+    for i, (gold, doc) in enumerate(tqdm(pairs, **bar(label, "peers and scores", len(pairs)))):
         ref = token_starts(doc, gold.starts)
         sent_starts = [s.start for s in doc.sents]
         hyps = {
@@ -878,7 +893,7 @@ def evaluate(
     for other in against_models:
         variants[f"attn_segmenter (model={other})"] = load_pipeline(other)
     results = {
-        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants)
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants, label=name)
         for name, make in chosen.items()
     }
     segmenter: Any = nlp.get_pipe("attn_segmenter")

@@ -477,12 +477,16 @@ def test_short_text_sets() -> None:
     ]
 
 
-def test_another_pipelines_segments_map_by_character_offset(default_nlp: Any) -> None:
+def test_another_pipelines_segments_map_by_character_offset(
+    default_nlp: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A pipeline scored beside the default (``variants``) may tokenize otherwise: its
     segments map onto the default's tokens by character offset, so one that starts its
     segments exactly at the reference's characters scores Pk 0. (Here its tokens are the
     text's words with their punctuation, 7 before the change of topic where the default
-    has 10: mapped by token index, its boundary would fall three tokens early.)"""
+    has 10: mapped by token index, its boundary would fall three tokens early.) Each
+    pass over the set, and the scoring, has a progress bar on stderr named by the set
+    and the step."""
     import spacy
 
     from paper.synthetic import TopicDocument
@@ -512,9 +516,13 @@ def test_another_pipelines_segments_map_by_character_offset(default_nlp: Any) ->
         peers=False,
         tune=False,
         variants={"words": other},
+        label="two topics",
     )
     assert table["words"]["pk"] == 0.0 and table["words"]["segments_per_doc"] == 2
     assert table["no boundary"]["pk"] > 0
+    bars = capsys.readouterr().err
+    for step in ("attn_segmenter", "words", "peers and scores"):
+        assert f"two topics: {step}: 100%" in bars
 
 
 def test_topic_evaluation_scores_only_the_sets_named(tmp_path: Any, monkeypatch: Any) -> None:
