@@ -605,9 +605,9 @@ def run(
     label: str = "",
 ) -> Dict[str, Any]:
     """Score ``attn_segmenter`` and the peers on ``docs`` (``label``: the set's name, on
-    the progress bars); each of ``variants`` (row name:
-    another pipeline, e.g. the same with other settings) adds a row of its own pass's
-    segments, compared with ``attn_segmenter``'s on the same documents. Each of ``penalties`` (with
+    the progress bars); each of ``variants`` (row name: another pipeline, e.g. the same
+    with other settings) adds a row of its own pass's segments, compared with
+    ``attn_segmenter``'s on the same documents. Each of ``penalties`` (with
     each of ``drifts``, where given) adds a row: the component's segments with that
     penalty for every boundary (as ``segment_penalty`` and ``paragraph_penalty``: a set
     whose documents have paragraph breaks tunes the second) and that ``segment_drift``,
@@ -692,7 +692,8 @@ def run(
         other_docs[name] = list(tqdm(passed, **bar(label, name, len(texts))))
         seconds[name] = time.perf_counter() - t0
     pairs = list(zip(docs, parsed, strict=True))
-    for i, (gold, doc) in enumerate(tqdm(pairs, **bar(label, "peers and scores", len(pairs)))):
+    scoring = "peers and scores" if systems else "scores"
+    for i, (gold, doc) in enumerate(tqdm(pairs, **bar(label, scoring, len(pairs)))):
         ref = token_starts(doc, gold.starts)
         sent_starts = [s.start for s in doc.sents]
         hyps = {

@@ -521,7 +521,7 @@ def test_another_pipelines_segments_map_by_character_offset(
     assert table["words"]["pk"] == 0.0 and table["words"]["segments_per_doc"] == 2
     assert table["no boundary"]["pk"] > 0
     bars = capsys.readouterr().err
-    for step in ("attn_segmenter", "words", "peers and scores"):
+    for step in ("attn_segmenter", "words", "scores"):  # (no peers: the scores alone)
         assert f"two topics: {step}: 100%" in bars
 
 
