@@ -380,6 +380,12 @@ class Errors:
         "[E148] The setting `{key}` of {where} is given as a bool, {value!r}, where it takes "
         "{kind}: Python reads True as 1 and False as 0, so give the number you mean."
     )
+    E149 = (
+        "[E149] Invalid `segment_pieces_ratio` {value}: it must be a finite number greater "
+        "than 0 (how many times the step across a paragraph start must be the step within "
+        "paragraphs before the paragraphs read as pieces of unrelated texts; higher reads "
+        "fewer texts so), or null to never read them so; the default is {default}."
+    )
 
 
 class Warnings:

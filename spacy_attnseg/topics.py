@@ -13,7 +13,7 @@ of the sentences (or paragraphs) -> segments within the size limits.
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors;
    in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, one held mostly by long ones
    (``LONG_SHARE``), or one whose paragraphs read as pieces of unrelated texts
-   (``separate_paragraphs``), its sentences, with segments starting only where
+   (``separate_paragraphs``, ``pieces_ratio``), its sentences, with segments starting only where
    paragraphs do or inside a long one); a
    sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
    punctuation that a pipeline reads as one sentence) is read as pieces of at most
@@ -134,8 +134,8 @@ LONG_SHARE = 1 / 3
 # and costs no article set more than Wikipedia's 0.305 -> 0.312 (WikiText-2's with
 # blank lines 0.281 -> 0.274); 1.2 ties it on the mean over every set (0.027 and 0.102)
 # but costs the hard-wrapped articles 0.016 and 0.017; 1.3 leaves the synthetic set at
-# 0.171. Chosen on MiniLM's vectors: MPNet's cross it on 8 of the tuning half's 30
-# WikiText-2 articles with blank lines (0.284 -> 0.299; about 1.5 would suit them)
+# 0.171. Chosen on MiniLM's vectors: a model's own is a setting of the component
+# (``segment_pieces_ratio``), as its penalties are
 PIECES_RATIO = 1.25
 MIN_WITHIN = 10
 # a sentence on one line of more wordpieces than LONG_SENTENCE (text without punctuation
@@ -192,15 +192,23 @@ def long_paragraph_sentences(paragraph_first: Any) -> numpy.ndarray:
     return numpy.bincount(paragraph)[paragraph] >= LONG_PARAGRAPH
 
 
-def separate_paragraphs(vectors: numpy.ndarray, paragraph_first: Any) -> bool:
+def valid_ratio(value: Optional[float]) -> bool:
+    """Whether ``value`` can be a ``pieces_ratio``: None (paragraphs never read as
+    pieces) or a finite number greater than 0."""
+    return value is None or (math.isfinite(value) and value > 0)
+
+
+def separate_paragraphs(
+    vectors: numpy.ndarray, paragraph_first: Any, ratio: Optional[float] = PIECES_RATIO
+) -> bool:
     """Whether the paragraphs of a text read as pieces of unrelated texts: over its
     sentences' ``vectors`` (``unit_vectors``), the median of half the squared distance
     between neighbours across a paragraph start (``paragraph_first``: per sentence,
-    whether it opens one) is ``PIECES_RATIO`` times the median within paragraphs or
-    more, over ``MIN_WITHIN`` steps within paragraphs or more. Equal neighbours (a
-    repeated sentence, ``tie_repeats``) count in neither."""
+    whether it opens one) is ``ratio`` times the median within paragraphs or more,
+    over ``MIN_WITHIN`` steps within paragraphs or more (``ratio`` None: never). Equal
+    neighbours (a repeated sentence, ``tie_repeats``) count in neither."""
     first = numpy.asarray(paragraph_first, dtype=bool)
-    if len(vectors) < 2 or len(first) != len(vectors):
+    if ratio is None or len(vectors) < 2 or len(first) != len(vectors):
         return False
     steps = neighbour_steps(vectors)
     across = first[1:]
@@ -209,7 +217,7 @@ def separate_paragraphs(vectors: numpy.ndarray, paragraph_first: Any) -> bool:
     between = steps[differ & across]
     if len(within) < MIN_WITHIN or not len(between):
         return False
-    return float(numpy.median(between)) >= PIECES_RATIO * float(numpy.median(within))
+    return float(numpy.median(between)) >= ratio * float(numpy.median(within))
 
 
 def sentence_index(sent_starts: numpy.ndarray, n_tokens: int) -> numpy.ndarray:
@@ -858,6 +866,7 @@ def segment(
     paragraph_penalty: Optional[float] = None,
     drift: float = DRIFT,
     short_text: int = SHORT_TEXT,
+    pieces_ratio: Optional[float] = PIECES_RATIO,
     scale: str = "noise",
     standardise: bool = True,
     window: int = 2,
@@ -880,6 +889,8 @@ def segment(
     paragraph_penalty: the same where they are paragraphs (None: ``penalty``).
     short_text: a text of fewer sentences pays for a boundary what a text of this many
         would (``priced_units``; 0: none).
+    pieces_ratio: the ratio of steps across and within paragraphs from which they read
+        as pieces of unrelated texts (``separate_paragraphs``; None: never).
     scale: ``"noise"`` or ``"unit"``: what ``penalty`` is relative to (module docstring).
     standardise: scale each dimension by its spread first (``unit_vectors``).
     paragraphs: the paragraph (0, 1, ...) of each sentence, or None. With more than one
@@ -955,7 +966,7 @@ def segment(
         few = partitioned and (
             int(paragraph_first.sum()) < FEW_PARAGRAPHS
             or in_long.mean() >= LONG_SHARE
-            or separate_paragraphs(vectors, paragraph_start)
+            or separate_paragraphs(vectors, paragraph_start, pieces_ratio)
         )
         # a long paragraph's sentences: where a segment may start among few paragraphs,
         # units of their own for TextTiling and a number of segments (none for the

@@ -602,6 +602,8 @@ def test_error_tok2vec_named_transformer() -> None:
         ({"paragraph_penalty": -2.0}, "E020"),
         ({"paragraph_penalty": 0.0}, "E020"),
         ({"segment_drift": -0.1}, "E122"),
+        ({"segment_pieces_ratio": 0.0}, "E149"),
+        ({"segment_pieces_ratio": -1.25}, "E149"),
         ({"segment_scale": "log"}, "E028"),
         ({"min_sents": 0}, "E015"),
         ({"max_tokens": -5}, "E015"),

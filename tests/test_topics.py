@@ -548,7 +548,7 @@ def test_two_paragraphs_are_cut_by_what_they_say(
     """Each of five EWT documents of 9-12 sentences, written as two paragraphs (cut at
     its middle sentence), is one segment; each two of them, one paragraph each, are cut
     exactly where the second begins. With paragraphs as the units (``FEW_PARAGRAPHS``
-    0, and ``PIECES_RATIO`` off, which reads a halved document's sentences otherwise
+    0, and ``segment_pieces_ratio`` null, which reads a halved document's sentences otherwise
     where they differ across its break), two paragraphs are two opposite vectors
     whatever they say, and each halved document was cut in two."""
     posts = one_paragraph_posts()
@@ -563,7 +563,7 @@ def test_two_paragraphs_are_cut_by_what_they_say(
         starts = [span.start_char for span in doc.spans["attn_segments"]]
         assert starts == [0, len(first) + 2]
     monkeypatch.setattr(topics, "FEW_PARAGRAPHS", 0)
-    monkeypatch.setattr(topics, "PIECES_RATIO", float("inf"))
+    monkeypatch.setitem(default_nlp.get_pipe("attn_segmenter").cfg, "segment_pieces_ratio", None)
     for doc in default_nlp.pipe(halved):
         assert len(doc.spans["attn_segments"]) == 2
 
@@ -631,8 +631,9 @@ def test_pieces_each_a_paragraph_are_cut_where_each_begins(
     abstracts): a segment starts where each piece does, and nowhere else. Each
     paragraph is a topic of its own, so their sentences differ far more across a
     paragraph start than within one (``separate_paragraphs``), and the text is
-    partitioned by its sentences; with the paragraphs as the units, the median step
-    between them was a boundary's own and no boundary paid for itself (one segment)."""
+    partitioned by its sentences; with the paragraphs as the units (``segment_pieces_ratio``
+    null, or above the text's own ratio), the median step between them was a boundary's
+    own and no boundary paid for itself (one segment)."""
     from paper.topic_eval import wikipieces_docs
 
     pieces = wikipieces_docs("tune", 4, separator="\n\n")[3]
@@ -645,9 +646,11 @@ def test_pieces_each_a_paragraph_are_cut_where_each_begins(
         ]
 
     assert starts() == pieces.starts
-    monkeypatch.setattr(topics, "PIECES_RATIO", float("inf"))
-    doc = default_nlp(pieces.text)
-    assert starts() == [0]
+    cfg = default_nlp.get_pipe("attn_segmenter").cfg
+    for ratio in (None, 100.0):
+        monkeypatch.setitem(cfg, "segment_pieces_ratio", ratio)
+        doc = default_nlp(pieces.text)
+        assert starts() == [0]
 
 
 def test_separate_paragraphs_compares_the_steps_across_and_within() -> None:
@@ -664,17 +667,29 @@ def test_separate_paragraphs_compares_the_steps_across_and_within() -> None:
     first = numpy.zeros(len(rows), dtype=bool)
     first[numpy.cumsum([0, *sizes[:-1]])] = True
 
-    def by_hand(rows: numpy.ndarray, first: numpy.ndarray) -> bool:
+    def medians(rows: numpy.ndarray, first: numpy.ndarray) -> Tuple[float, float]:
+        """The medians across and within paragraphs (0 for within where too few)."""
         across, within = [], []
         for i in range(1, len(rows)):
             step = float(sum((a - b) ** 2 for a, b in zip(rows[i], rows[i - 1], strict=True))) / 2
             if step > 0:
                 (across if first[i] else within).append(step)
         if len(within) < topics.MIN_WITHIN or not across:
-            return False
-        return float(numpy.median(across)) >= topics.PIECES_RATIO * float(numpy.median(within))
+            return 0.0, 0.0
+        return float(numpy.median(across)), float(numpy.median(within))
+
+    def by_hand(rows: numpy.ndarray, first: numpy.ndarray) -> bool:
+        across, within = medians(rows, first)
+        return within > 0 and across >= topics.PIECES_RATIO * within
 
     assert by_hand(rows, first) and topics.separate_paragraphs(rows, first)
+    # the ratio given decides: the text's own ratio is where the answer turns
+    across, within = medians(rows, first)
+    own = across / within
+    assert own > topics.PIECES_RATIO
+    assert topics.separate_paragraphs(rows, first, own * 0.999)
+    assert not topics.separate_paragraphs(rows, first, own * 1.001)
+    assert not topics.separate_paragraphs(rows, first, None)
     mixed = rng.permutation(rows)  # (the same rows, no topic kept to a paragraph)
     assert topics.separate_paragraphs(mixed, first) == by_hand(mixed, first)
     assert not topics.separate_paragraphs(rows[:1], first[:1])  # (no step at all)

@@ -103,6 +103,7 @@ def install_extensions() -> None:
         "paragraph_penalty": topics.PARAGRAPH_PENALTY,
         "segment_drift": topics.DRIFT,
         "segment_short_text": topics.SHORT_TEXT,
+        "segment_pieces_ratio": topics.PIECES_RATIO,
         "segment_scale": "noise",
         "segment_standardise": True,
         "segment_paragraphs": True,
@@ -147,6 +148,7 @@ def make_attn_segmenter(
     paragraph_penalty: Optional[float],
     segment_drift: float,
     segment_short_text: int,
+    segment_pieces_ratio: Optional[float],
     segment_scale: str,
     segment_standardise: bool,
     segment_paragraphs: bool,
@@ -220,6 +222,12 @@ def make_attn_segmenter(
         paragraphs as units, what this many sentences make in paragraphs), so that a
         short text is not cut where its sentences merely differ; 0: the price of its
         own length.
+    segment_pieces_ratio (Optional[float]): "partition", text with paragraph breaks:
+        where the median step between sentence vectors across a paragraph start is this
+        many times the median within paragraphs or more, the paragraphs read as pieces
+        of unrelated texts (a digest) and its sentences are the units
+        (``topics.separate_paragraphs``); chosen per model (MiniLM's vectors: 1.25);
+        null: never.
     segment_scale (str): "noise" (the default): the penalty is relative to the
         document's own step noise, the median half squared distance of neighbouring
         sentence vectors; "unit": it is not scaled.
@@ -285,6 +293,7 @@ def make_attn_segmenter(
         paragraph_penalty=paragraph_penalty,
         segment_drift=segment_drift,
         segment_short_text=segment_short_text,
+        segment_pieces_ratio=segment_pieces_ratio,
         segment_scale=segment_scale,
         segment_standardise=segment_standardise,
         segment_paragraphs=segment_paragraphs,
@@ -344,6 +353,7 @@ class AttnSegmenter(AttentionPipe):
         paragraph_penalty: Optional[float] = topics.PARAGRAPH_PENALTY,
         segment_drift: float = topics.DRIFT,
         segment_short_text: int = topics.SHORT_TEXT,
+        segment_pieces_ratio: Optional[float] = topics.PIECES_RATIO,
         segment_scale: str = "noise",
         segment_standardise: bool = True,
         segment_paragraphs: bool = True,
@@ -389,6 +399,10 @@ class AttnSegmenter(AttentionPipe):
                 raise ValueError(Errors.E020.format(key=key, value=penalty, default=default))
         if not topics.valid_drift(segment_drift):
             raise ValueError(Errors.E122.format(value=segment_drift, default=topics.DRIFT))
+        if not topics.valid_ratio(segment_pieces_ratio):
+            raise ValueError(
+                Errors.E149.format(value=segment_pieces_ratio, default=topics.PIECES_RATIO)
+            )
         if segment_vectors not in topics.VECTORS:
             raise ValueError(Errors.E124.format(value=segment_vectors, allowed=topics.VECTORS))
         if segment_scale not in topics.SCALES:
@@ -427,6 +441,9 @@ class AttnSegmenter(AttentionPipe):
             "paragraph_penalty": None if paragraph_penalty is None else float(paragraph_penalty),
             "segment_drift": float(segment_drift),
             "segment_short_text": int(segment_short_text),
+            "segment_pieces_ratio": (
+                None if segment_pieces_ratio is None else float(segment_pieces_ratio)
+            ),
             "segment_scale": segment_scale,
             "segment_standardise": bool(segment_standardise),
             "segment_paragraphs": bool(segment_paragraphs),
@@ -656,6 +673,7 @@ class AttnSegmenter(AttentionPipe):
             paragraph_penalty=cfg["paragraph_penalty"],
             drift=cfg["segment_drift"],
             short_text=cfg["segment_short_text"],
+            pieces_ratio=cfg["segment_pieces_ratio"],
             scale=cfg["segment_scale"],
             standardise=cfg["segment_standardise"],
             window=cfg["segment_window"],
