@@ -603,6 +603,7 @@ def run(
     drifts: Sequence[float] = (),
     variants: Optional[Dict[str, Any]] = None,
     label: str = "",
+    replays: Optional[Dict[str, Sequence[Any]]] = None,
 ) -> Dict[str, Any]:
     """Score ``attn_segmenter`` and the peers on ``docs`` (``label``: the set's name, on
     the progress bars); each of ``variants`` (row name: another pipeline, e.g. the same
@@ -612,7 +613,9 @@ def run(
     penalty for every boundary (as ``segment_penalty`` and ``paragraph_penalty``: a set
     whose documents have paragraph breaks tunes the second) and that ``segment_drift``,
     recomputed from the sentence vectors of the same pass (the component's
-    ``topics.segment`` call is recorded), so a sweep costs one pass."""
+    ``topics.segment`` call is recorded), so a sweep costs one pass. So does each value
+    of ``replays`` (a keyword of ``topics.segment``: its values, e.g. ``{"pieces_ratio":
+    [1.25, 1.5]}``): a row of the recorded calls with that keyword changed."""
     from tqdm import tqdm
 
     from spacy_attnseg import topics
@@ -630,11 +633,17 @@ def run(
             systems[f"chonkie SemanticChunker (second pass, threshold {t})"] = functools.partial(
                 lambda doc, t: second.chonkie(sentences(doc), t), t=t
             )
-    swept = {
-        f"attn_segmenter (penalty {p}" + ("" if g is None else f", drift {g}") + ")": (p, g)
+    swept: Dict[str, Dict[str, Any]] = {
+        f"attn_segmenter (penalty {p}" + ("" if g is None else f", drift {g}") + ")": {
+            "penalty": p,
+            "paragraph_penalty": p,
+            **({} if g is None else {"drift": g}),
+        }
         for p in penalties
         for g in ([*drifts] if drifts else [None])
     }
+    for key, values in (replays or {}).items():
+        swept.update({f"attn_segmenter ({key} {value})": {key: value} for value in values})
     variants = variants or {}
     names = ["attn_segmenter", *swept, *variants, "no boundary", *systems]
     if fig5 is not None:
@@ -705,7 +714,7 @@ def run(
             # where the tokenizers agree, to the token at or after it where they do not)
             spans = other_docs[name][i].spans[key]
             hyps[name] = token_starts(doc, [span.start_char for span in spans])
-        for name, (penalty, drift) in swept.items():
+        for name, changed in swept.items():
             call = calls[i]
             if call is None:
                 hyps[name] = hyps["attn_segmenter"]
@@ -713,9 +722,6 @@ def run(
             means, settings = call
             found = units[i]
             assert found is not None and len(means) == len(found), "another document's call"
-            changed = {"penalty": penalty, "paragraph_penalty": penalty}
-            if drift is not None:
-                changed["drift"] = drift
             starts, _ = segment(means, **{**settings, **changed})
             hyps[name] = [int(found[s]) for s in starts]
         second.clear()
@@ -787,6 +793,7 @@ def evaluate(
     peers: bool = True,
     penalties: Sequence[float] = (),
     drifts: Sequence[float] = (),
+    replays: Optional[Dict[str, Sequence[Any]]] = None,
     against: Sequence[Dict[str, Any]] = (),
     against_models: Sequence[str] = (),
     threads: int = 1,
@@ -808,7 +815,9 @@ def evaluate(
     each scored beside on the same documents from its own pass (a row naming its
     settings, with the paired difference); ``against_models``: other pipelines by name,
     saved directory or config (as ``model``), each with its own settings, scored the same
-    way (a row naming the model). ``threads`` is recorded (the caller sets torch's)."""
+    way (a row naming the model). ``penalties``, ``drifts`` and ``replays``: rows
+    recomputed from the same pass (``run``). ``threads`` is recorded (the caller sets
+    torch's)."""
     from spacy_attnseg import load_pipeline
 
     tune = half == "tune"
@@ -894,7 +903,7 @@ def evaluate(
     for other in against_models:
         variants[f"attn_segmenter (model={other})"] = load_pipeline(other)
     results = {
-        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants, label=name)
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants, name, replays or {})
         for name, make in chosen.items()
     }
     segmenter: Any = nlp.get_pipe("attn_segmenter")

@@ -21,6 +21,11 @@ chooses ``piece_tokens`` on the tuning half's WikiText pieces written as a speec
 transcript, a set that ``--half tune`` scores only when ``--sets`` names it (the command
 is in ``project.yml``).
 
+With ``--replay KEY=V1,V2,...``, one more row for each value of a keyword of
+``topics.segment`` (e.g. ``pieces_ratio=1.25,1.5``), recomputed from the recorded calls
+of the same pass, as ``--penalties`` rows are: a sweep of the partition's own settings
+for one pass's cost.
+
 With ``--choi DIR``, only Choi's sets instead (``paper.topic_eval.choi_docs``; DIR holds
 their ``*/3-11/*.ref`` files, as ``spacy project assets . --extra`` fetches them): the
 3-11 set, or those named by ``--choi-lengths`` (e.g. ``3-11,3-5,6-8,9-11``), sentences
@@ -41,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -58,6 +64,7 @@ from paper.topic_eval import (  # noqa: E402
     plot,
     spoken,
 )
+from spacy_attnseg import topics  # noqa: E402
 
 
 def choi_sets(root: Path, lengths: str, spoken_lengths: str = "") -> Dict[str, Callable[[], Any]]:
@@ -206,6 +213,13 @@ def main(argv: Any = None) -> int:
         "(e.g. 0,0.02,0.03)",
     )
     parser.add_argument(
+        "--replay",
+        default="",
+        help="KEY=V1,V2,...: one more row for each value of the keyword KEY of topics.segment "
+        "(numbers, or null), recomputed from the same pass as --penalties are, e.g. --replay "
+        "pieces_ratio=1.25,1.5,null",
+    )
+    parser.add_argument(
         "--sets",
         default="",
         help="names of the sets to score, separated by ';' (the names hold commas), e.g. "
@@ -220,6 +234,18 @@ def main(argv: Any = None) -> int:
     key, _, values = args.sweep.partition("=")
     if args.sweep and not (key.strip() and values.strip()):
         parser.error(f"--sweep takes KEY=V1,V2,... (got {args.sweep!r})")
+    replay_key, _, replay_values = args.replay.partition("=")
+    try:
+        replayed = [
+            None if v.strip() == "null" else float(v) for v in replay_values.split(",") if v.strip()
+        ]
+    except ValueError:
+        replayed = []
+    if args.replay and not (replay_key.strip() and replayed):
+        parser.error(f"--replay takes KEY=V1,V2,... with numbers or null (got {args.replay!r})")
+    keywords = inspect.signature(topics.segment).parameters
+    if args.replay and (replay_key.strip() not in keywords or replay_key.strip() == "means"):
+        parser.error(f"--replay: {replay_key.strip()!r} is not a keyword of topics.segment")
     if args.plot_only:
         if not args.out.with_suffix(".json").exists():
             parser.error(
@@ -249,6 +275,7 @@ def main(argv: Any = None) -> int:
             peers=not args.no_peers,
             penalties=[float(p) for p in args.penalties.split(",") if p.strip()],
             drifts=[float(g) for g in args.drifts.split(",") if g.strip()],
+            replays={replay_key.strip(): replayed} if args.replay else {},
             against=against,
             against_models=args.against_model,
             threads=args.threads,

@@ -686,6 +686,15 @@ def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
             script.main(["--sweep", wrong])
         assert refused.value.code == 2
     assert len(calls) == 2
+    assert calls[1]["replays"] == {}
+    script.main(["--no-peers", "--replay", "pieces_ratio=1.5, null", *threads])
+    assert calls[2]["replays"] == {"pieces_ratio": [1.5, None]}
+    # (a keyword topics.segment lacks, or a value that is no number, stops before a pass)
+    for wrong in ("pieces_ratios=1.5", "pieces_ratio=high", "pieces_ratio=", "means=1"):
+        with pytest.raises(SystemExit) as refused:
+            script.main(["--replay", wrong])
+        assert refused.value.code == 2
+    assert len(calls) == 3
 
 
 @pytest.mark.parametrize("long_sentence_tokens", [0, 3])
@@ -721,6 +730,35 @@ def test_penalty_sweep_at_the_default_penalty_repeats_the_default(
         k: v for k, v in swept.items() if k not in ("docs_per_s", "pk_minus_attn_segmenter")
     } == {k: v for k, v in own.items() if k != "docs_per_s"}
     assert swept["pk_minus_attn_segmenter"] == [0.0, 0.0]
+
+
+def test_a_replayed_setting_is_the_component_with_that_setting(tmp_path: Any) -> None:
+    """A keyword of ``topics.segment`` replayed from the same pass (``replays``) gives
+    what the component gives with that setting: ten WikiText pieces, each a paragraph,
+    cut where each begins at the shipped ``pieces_ratio`` (the component's row) and
+    left whole where the paragraphs never read as pieces (null: the component's own
+    segments with ``segment_pieces_ratio`` null, from a pass of its own)."""
+    import spacy_attnseg
+    from paper.topic_eval import evaluate, wikipieces_docs
+    from spacy_attnseg.topics import PIECES_RATIO
+
+    pieces = wikipieces_docs("tune", 4, separator="\n\n")[3]
+    payload = evaluate(
+        "report",
+        tmp_path / "replay",
+        peers=False,
+        sets={"p": lambda: [pieces]},
+        replays={"pieces_ratio": [PIECES_RATIO, None]},
+    )
+    table = payload["results"]["p"]
+    own, shipped = table["attn_segmenter"], table[f"attn_segmenter (pieces_ratio {PIECES_RATIO})"]
+    assert own["segments_per_doc"] == len(pieces.starts) == 10
+    assert shipped["pk"] == own["pk"] and shipped["segments_per_doc"] == 10
+    never = spacy_attnseg.load_pipeline(
+        "default", overrides={"components.attn_segmenter.segment_pieces_ratio": None}
+    )
+    assert len(never(pieces.text).spans["attn_segments"]) == 1
+    assert table["attn_segmenter (pieces_ratio None)"]["segments_per_doc"] == 1
 
 
 def pieces(doc: Any) -> List[str]:
