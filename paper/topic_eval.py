@@ -903,7 +903,7 @@ def evaluate(
     for other in against_models:
         variants[f"attn_segmenter (model={other})"] = load_pipeline(other)
     results = {
-        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants, name, replays or {})
+        name: run(nlp, fig5, make(), peers, tune, penalties, drifts, variants, name, replays)
         for name, make in chosen.items()
     }
     segmenter: Any = nlp.get_pipe("attn_segmenter")

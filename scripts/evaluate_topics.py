@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
+import math
 import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -241,7 +242,8 @@ def main(argv: Any = None) -> int:
         ]
     except ValueError:
         replayed = []
-    if args.replay and not (replay_key.strip() and replayed):
+    finite = all(v is None or math.isfinite(v) for v in replayed)
+    if args.replay and not (replay_key.strip() and replayed and finite):
         parser.error(f"--replay takes KEY=V1,V2,... with numbers or null (got {args.replay!r})")
     keywords = inspect.signature(topics.segment).parameters
     if args.replay and (replay_key.strip() not in keywords or replay_key.strip() == "means"):

@@ -13,9 +13,8 @@ of the sentences (or paragraphs) -> segments within the size limits.
    (``sentences.paragraph_starts``), a paragraph (the mean of its sentences' vectors;
    in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, one held mostly by long ones
    (``LONG_SHARE``), or one whose paragraphs read as pieces of unrelated texts
-   (``separate_paragraphs``, ``pieces_ratio``), its sentences, with segments starting only where
-   paragraphs do or inside a long one); a
-   sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
+   (``separate_paragraphs``, ``pieces_ratio``), its sentences, with segments starting
+   only where paragraphs do or inside a long one); a sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
    punctuation that a pipeline reads as one sentence) is read as pieces of at most
    ``piece_tokens`` (``long_sentence_pieces``), each a sentence to what follows.
    Unit vectors are centred by the document's mean, each dimension is divided by its

@@ -689,8 +689,10 @@ def test_sweep_option_adds_one_pipeline_a_value(monkeypatch: Any) -> None:
     assert calls[1]["replays"] == {}
     script.main(["--no-peers", "--replay", "pieces_ratio=1.5, null", *threads])
     assert calls[2]["replays"] == {"pieces_ratio": [1.5, None]}
-    # (a keyword topics.segment lacks, or a value that is no number, stops before a pass)
-    for wrong in ("pieces_ratios=1.5", "pieces_ratio=high", "pieces_ratio=", "means=1"):
+    # (a keyword topics.segment lacks, or a value that is no finite number, stops before a
+    # pass)
+    wrongs = ["pieces_ratios=1.5", "means=1", "pieces_ratio=", "pieces_ratio=high"]
+    for wrong in [*wrongs, "pieces_ratio=nan", "pieces_ratio=inf"]:
         with pytest.raises(SystemExit) as refused:
             script.main(["--replay", wrong])
         assert refused.value.code == 2
