@@ -14,9 +14,10 @@ of the sentences (or paragraphs) -> segments within the size limits.
    in a text of fewer than ``FEW_PARAGRAPHS`` paragraphs, one held mostly by long ones
    (``LONG_SHARE``), or one whose paragraphs read as pieces of unrelated texts
    (``separate_paragraphs``, ``pieces_ratio``), its sentences, with segments starting
-   only where paragraphs do or inside a long one); a sentence on one line longer than ``long_sentence_tokens`` wordpieces (text without
-   punctuation that a pipeline reads as one sentence) is read as pieces of at most
-   ``piece_tokens`` (``long_sentence_pieces``), each a sentence to what follows.
+   only where paragraphs do or inside a long one); a sentence on one line longer than
+   ``long_sentence_tokens`` wordpieces (text without punctuation that a pipeline reads
+   as one sentence) is read as pieces of at most ``piece_tokens``
+   (``long_sentence_pieces``), each a sentence to what follows.
    Unit vectors are centred by the document's mean, each dimension is divided by its
    spread over the document plus the mean spread (``standardise``, the default), and
    they are scaled to unit length.
