@@ -1006,6 +1006,7 @@ def test_segments_equal_the_rule_on_the_models_own_hidden_states() -> None:
             "paragraph_penalty": cfg["paragraph_penalty"],
             "drift": cfg["segment_drift"],
             "short_text": cfg["segment_short_text"],
+            "pieces_ratio": cfg["segment_pieces_ratio"],
         }
         starts, scores = topics.segment(
             means,
