@@ -194,8 +194,8 @@ def long_paragraph_sentences(paragraph_first: Any) -> numpy.ndarray:
 
 def valid_ratio(value: Optional[float]) -> bool:
     """Whether ``value`` can be a ``pieces_ratio``: None (paragraphs never read as
-    pieces) or a finite number greater than 0."""
-    return value is None or (math.isfinite(value) and value > 0)
+    pieces) or, as a penalty, a finite number greater than 0."""
+    return value is None or valid_penalty(value)
 
 
 def separate_paragraphs(
