@@ -643,7 +643,11 @@ def run(
         for g in ([*drifts] if drifts else [None])
     }
     for key, values in (replays or {}).items():
-        swept.update({f"attn_segmenter ({key} {value})": {key: value} for value in values})
+        for value in values:
+            name = f"attn_segmenter ({key} {value})"
+            if name in swept:  # (--replay penalty=0.5 beside --penalties 0.5)
+                raise ValueError(f"two rows named {name!r}: replay {key} or sweep it, not both")
+            swept[name] = {key: value}
     variants = variants or {}
     names = ["attn_segmenter", *swept, *variants, "no boundary", *systems]
     if fig5 is not None:

@@ -761,6 +761,16 @@ def test_a_replayed_setting_is_the_component_with_that_setting(tmp_path: Any) ->
     )
     assert len(never(pieces.text).spans["attn_segments"]) == 1
     assert table["attn_segmenter (pieces_ratio None)"]["segments_per_doc"] == 1
+    # a replayed row named as a swept penalty's would replace it: refused before the pass
+    with pytest.raises(ValueError, match="two rows named 'attn_segmenter \\(penalty 0.5\\)'"):
+        evaluate(
+            "report",
+            tmp_path / "both",
+            peers=False,
+            sets={"p": lambda: [pieces]},
+            penalties=[0.5],
+            replays={"penalty": [0.5]},
+        )
 
 
 def pieces(doc: Any) -> List[str]:
